@@ -1,0 +1,156 @@
+package tool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/invopop/jsonschema"
+	jsv "github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+
+// New builds a Tool from a typed function. A's exported fields (json tags for names,
+// `jsonschema:"description=..."` tags for descriptions, omitempty for optional) give the
+// JSON Schema; arguments are validated against it, then decoded into A.
+func New[A any](name, desc string, fn func(ctx context.Context, rc *RunContext, args A) (string, error), opts ...Option) Tool {
+	return NewResult(name, desc, func(ctx context.Context, rc *RunContext, args A) (Result, error) {
+		s, err := fn(ctx, rc, args)
+		return Result{Text: s}, err
+	}, opts...)
+}
+
+// NewResult is New for functions that return a full Result.
+func NewResult[A any](name, desc string, fn func(ctx context.Context, rc *RunContext, args A) (Result, error), opts ...Option) Tool {
+	schema, err := SchemaFor[A]()
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: %v", name, err)) // a programming error in a tool declaration
+	}
+	validator, err := CompileSchema(schema)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: schema: %v", name, err))
+	}
+	s := Spec{Name: name, Description: desc, Schema: schema, Parallel: true, Validate: validator}
+	for _, o := range opts {
+		o(&s)
+	}
+	return &FuncTool{S: s, Fn: func(ctx context.Context, rc *RunContext, raw json.RawMessage) (Result, error) {
+		var a A
+		if len(bytes.TrimSpace(raw)) > 0 {
+			if err := json.Unmarshal(raw, &a); err != nil {
+				return Result{Text: "invalid arguments: " + err.Error(), IsError: true}, nil
+			}
+		}
+		return fn(ctx, rc, a)
+	}}
+}
+
+// SchemaFor returns the JSON Schema of A's arguments object, inlined (no $ref, no
+// $schema/$id) so every provider accepts it.
+func SchemaFor[A any]() (json.RawMessage, error) {
+	var zero A
+	t := reflect.TypeOf(zero)
+	if t == nil || (t.Kind() != reflect.Struct && !(t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct)) {
+		return nil, fmt.Errorf("argument type must be a struct, got %v", t)
+	}
+	r := jsonschema.Reflector{DoNotReference: true, Anonymous: true, ExpandedStruct: true}
+	s := r.Reflect(zero)
+	s.Version = ""
+	s.ID = ""
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	// An empty struct reflects without "properties"; providers want an object schema.
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	if _, ok := m["properties"]; !ok {
+		m["properties"] = map[string]any{}
+	}
+	m["type"] = "object"
+	return json.Marshal(m)
+}
+
+// CompileSchema compiles a JSON Schema into a validator whose errors read well to a
+// model ("missing property 'path'", "at /limit: expected integer").
+func CompileSchema(schema json.RawMessage) (func(json.RawMessage) error, error) {
+	doc, err := jsv.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, err
+	}
+	c := jsv.NewCompiler()
+	if err := c.AddResource("mem://schema.json", doc); err != nil {
+		return nil, err
+	}
+	sch, err := c.Compile("mem://schema.json")
+	if err != nil {
+		return nil, err
+	}
+	return func(args json.RawMessage) error {
+		if len(bytes.TrimSpace(args)) == 0 {
+			args = json.RawMessage(`{}`)
+		}
+		inst, err := jsv.UnmarshalJSON(bytes.NewReader(args))
+		if err != nil {
+			return fmt.Errorf("arguments are not valid JSON: %v", err)
+		}
+		if err := sch.Validate(inst); err != nil {
+			var ve *jsv.ValidationError
+			if ok := asValidation(err, &ve); ok {
+				return fmt.Errorf("arguments do not match the schema: %s", flatten(ve))
+			}
+			return fmt.Errorf("arguments do not match the schema: %v", err)
+		}
+		return nil
+	}, nil
+}
+
+func asValidation(err error, out **jsv.ValidationError) bool {
+	ve, ok := err.(*jsv.ValidationError)
+	if ok {
+		*out = ve
+	}
+	return ok
+}
+
+// flatten lists the leaf causes of a validation error on one line.
+func flatten(ve *jsv.ValidationError) string {
+	printer := message.NewPrinter(language.English)
+	var parts []string
+	var walk func(e *jsv.ValidationError)
+	walk = func(e *jsv.ValidationError) {
+		if len(e.Causes) == 0 {
+			loc := "/" + strings.Join(e.InstanceLocation, "/")
+			parts = append(parts, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(printer)))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return strings.Join(parts, "; ")
+}
+
+// Truncate caps s at max characters (runes), keeping the head and the tail and
+// announcing what was cut. It reports whether s was cut. max <= 0 disables the cap.
+func Truncate(s string, max int) (string, bool) {
+	if max <= 0 || len(s) <= max {
+		return s, false
+	}
+	r := []rune(s)
+	if len(r) <= max {
+		return s, false
+	}
+	head := max * 2 / 3
+	tail := max - head
+	cut := len(r) - head - tail
+	return string(r[:head]) + fmt.Sprintf("\n\n[... %d characters truncated; showing the first %d and the last %d ...]\n\n", cut, head, tail) + string(r[len(r)-tail:]), true
+}
