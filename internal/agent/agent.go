@@ -41,10 +41,10 @@ type Agent struct {
 	// OutputRepairTurns is how many repair turns a structured-output failure gets:
 	// 0 means the default (1), negative disables repair.
 	OutputRepairTurns int
-	Limits           Limits
-	Hooks            []plugin.Hook
-	InputGuardrails  []plugin.Guardrail
-	OutputGuardrails []plugin.Guardrail
+	Limits            Limits
+	Hooks             []plugin.Hook
+	InputGuardrails   []plugin.Guardrail
+	OutputGuardrails  []plugin.Guardrail
 }
 
 // DefaultMaxTurns is the max_turns default (SPEC §3).

@@ -14,7 +14,6 @@ import (
 	"golang.org/x/text/message"
 )
 
-
 // New builds a Tool from a typed function. A's exported fields (json tags for names,
 // `jsonschema:"description=..."` tags for descriptions, omitempty for optional) give the
 // JSON Schema; arguments are validated against it, then decoded into A.
