@@ -1,0 +1,104 @@
+// Package runtime runs agents: RunLoop is the only place a run's mutable state lives.
+// Front ends use one surface: Start a run, read its events, answer approvals, push
+// mailbox messages, cancel, and take the Result.
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/lovia-dev/lovia/internal/compaction"
+	"github.com/lovia-dev/lovia/internal/plugin"
+	"github.com/lovia-dev/lovia/internal/provider"
+	"github.com/lovia-dev/lovia/internal/store"
+	"github.com/lovia-dev/lovia/internal/transcript"
+	"github.com/lovia-dev/lovia/internal/usage"
+)
+
+// IfRunExists says what Start does when Options.RunID already has a checkpoint.
+type IfRunExists string
+
+const (
+	// ResumeRun (default): an unfinished run resumes; a completed run replays its
+	// stored result without calling the model.
+	ResumeRun IfRunExists = "resume"
+	// RestartRun discards the old checkpoint's progress and starts over with the input.
+	RestartRun IfRunExists = "restart"
+	// FailRun returns an error (errs.KindRunConflict) if the run id exists.
+	FailRun IfRunExists = "fail"
+	// ResumeOnly requires an existing checkpoint (errs.KindNotFound otherwise).
+	ResumeOnly IfRunExists = "resume_only"
+)
+
+// ApprovalMode says how `ask` decisions are answered.
+type ApprovalMode int
+
+const (
+	// ApprovalInteractive: an approval_required event is emitted and the loop waits
+	// for Handle.Approve (or cancellation).
+	ApprovalInteractive ApprovalMode = iota
+	// ApprovalDenyAll: every ask is denied at once (headless default); the denial is
+	// reported to the model and in the events.
+	ApprovalDenyAll
+	// ApprovalAllowAll: every ask is allowed (headless --approve all).
+	ApprovalAllowAll
+)
+
+// Options configure one run.
+type Options struct {
+	// Resolve turns an agent's "provider:model" into a Provider.
+	Resolve func(ctx context.Context, model string) (provider.Provider, error)
+
+	Session   store.Session // nil: no session history, no append
+	SessionID string
+
+	Checkpointer store.Checkpointer // nil: no checkpoints (no resume)
+	RunID        string             // generated when empty
+	IfRunExists  IfRunExists
+	ParentRunID  string
+
+	// ContextPolicy renders each call's view (nil: compaction.Noop).
+	ContextPolicy compaction.Policy
+
+	Approvals ApprovalMode
+
+	// Plugins are added to every agent of the run (workspace, front-end plugins).
+	Plugins []plugin.Plugin
+
+	// ExtraInstructions are appended to every agent's system prompt (also after a
+	// handoff).
+	ExtraInstructions string
+
+	// MaxTurns / BudgetTokens override the agent's limits when > 0.
+	MaxTurns     int
+	BudgetTokens int
+
+	// Settings are stored in the checkpoint head verbatim (model, preset, policy, cwd,
+	// flags) so a resume can restore them.
+	Settings json.RawMessage
+
+	Deps   any
+	Logger *slog.Logger // nil: discard
+	Now    func() time.Time
+}
+
+// Result is a finished run. On failure Result() still returns a non-nil Result with
+// what is known (run id, usage, turns, entries so far) alongside the error.
+type Result struct {
+	RunID            string
+	SessionID        string
+	Status           store.Status
+	Output           string
+	StructuredOutput json.RawMessage
+	Usage            usage.Usage
+	Turns            int
+	// FinishReason: "stop", "max_turns", "budget", "cancelled", "guardrail", "error".
+	FinishReason string
+	FinalAgent   string
+	// Entries is this run's own transcript contribution (not prior history).
+	Entries []transcript.Entry
+	// Replayed is true when a completed run id was re-issued and nothing was called.
+	Replayed bool
+}
