@@ -1,0 +1,262 @@
+// Package skills is the built-in skills plugin: agent skills (agentskills.io SKILL.md
+// folders) discovered from the bundled set and on-disk directories. Only names and
+// descriptions enter the prompt; load_skill and read_skill_file fetch the rest on
+// demand. Directories are watched so a change is seen at the next turn.
+package skills
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Source labels where a skill came from.
+const SourceBundled = "bundled"
+
+// MaxSkillFileBytes bounds SKILL.md and read_skill_file reads.
+const MaxSkillFileBytes = 256 << 10
+
+// Skill is one discovered skill.
+type Skill struct {
+	Frontmatter
+	// Body is the markdown after the frontmatter.
+	Body string `json:"-"`
+	// Source is "bundled" or the directory root it was found under.
+	Source string `json:"source"`
+	// Dir is the skill's folder: an absolute path on disk, or "bundled:<name>".
+	Dir string `json:"dir"`
+	// Path is the SKILL.md location (same convention as Dir).
+	Path string `json:"path"`
+	// Shadows lists lower-precedence locations of a skill with the same name.
+	Shadows []string `json:"shadows,omitempty"`
+
+	fsys fs.FS // the folder's contents (nil for disk skills: read via Dir)
+}
+
+// Config says where skills come from.
+type Config struct {
+	// Bundled is the embedded set (the repository's skills.FS); nil for none.
+	Bundled fs.FS `yaml:"-"`
+	// Dirs are on-disk roots, lowest precedence first; a skill in a later root
+	// replaces one with the same name from an earlier root (or the bundled set).
+	// Missing directories are skipped.
+	Dirs []string `yaml:"dirs"`
+	// NoWatch disables fsnotify watching (the catalog is then fixed for the run).
+	NoWatch bool `yaml:"no_watch"`
+}
+
+// DefaultDirs returns the standard roots in precedence order: the user's
+// ~/.config/lovia/skills, then the project's .lovia/skills, .agents/skills and
+// .claude/skills under root. Empty arguments skip their part.
+func DefaultDirs(home, root string) []string {
+	var dirs []string
+	if home != "" {
+		dirs = append(dirs, filepath.Join(home, ".config", "lovia", "skills"))
+	}
+	if root != "" {
+		for _, d := range []string{".lovia", ".agents", ".claude"} {
+			dirs = append(dirs, filepath.Join(root, d, "skills"))
+		}
+	}
+	return dirs
+}
+
+// List discovers every skill (for `lovia skills`). It returns the skills sorted by
+// name and one error per folder that could not be loaded (a *ParseError names the
+// file and line); the other skills still load.
+func List(ctx context.Context, cfg Config) ([]Skill, []error) {
+	byName := map[string]*Skill{}
+	var problems []error
+	add := func(s Skill) {
+		if old, ok := byName[s.Name]; ok {
+			s.Shadows = append(append(s.Shadows, old.Shadows...), old.Path)
+		}
+		byName[s.Name] = &s
+	}
+	if cfg.Bundled != nil {
+		skills, errs := scanFS(cfg.Bundled, SourceBundled)
+		problems = append(problems, errs...)
+		for _, s := range skills {
+			add(s)
+		}
+	}
+	for _, root := range cfg.Dirs {
+		if ctx.Err() != nil {
+			problems = append(problems, ctx.Err())
+			break
+		}
+		skills, errs := scanDir(root)
+		problems = append(problems, errs...)
+		for _, s := range skills {
+			add(s)
+		}
+	}
+	out := make([]Skill, 0, len(byName))
+	for _, s := range byName {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, problems
+}
+
+func scanFS(fsys fs.FS, label string) ([]Skill, []error) {
+	ents, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, []error{fmt.Errorf("bundled skills: %w", err)}
+	}
+	var out []Skill
+	var problems []error
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		p := path.Join(e.Name(), "SKILL.md")
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			continue // a folder without SKILL.md is not a skill
+		}
+		display := label + ":" + p
+		fm, body, err := Parse(display, data)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		sub, err := fs.Sub(fsys, e.Name())
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		out = append(out, Skill{Frontmatter: fm, Body: body, Source: label, Dir: label + ":" + e.Name(), Path: display, fsys: sub})
+	}
+	return out, problems
+}
+
+func scanDir(root string) ([]Skill, []error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, []error{fmt.Errorf("skills directory %s: %w", root, err)}
+	}
+	ents, err := os.ReadDir(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, []error{fmt.Errorf("skills directory %s: %w", abs, err)}
+	}
+	var out []Skill
+	var problems []error
+	for _, e := range ents {
+		dir := filepath.Join(abs, e.Name())
+		// Follow a symlinked skill folder (a common way to share skills).
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		p := filepath.Join(dir, "SKILL.md")
+		data, err := readCapped(p)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				problems = append(problems, fmt.Errorf("%s: %w", p, err))
+			}
+			continue
+		}
+		fm, body, err := Parse(p, data)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		out = append(out, Skill{Frontmatter: fm, Body: body, Source: abs, Dir: dir, Path: p})
+	}
+	return out, problems
+}
+
+func readCapped(p string) ([]byte, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > MaxSkillFileBytes {
+		return nil, fmt.Errorf("file is %d bytes; the limit is %d", st.Size(), MaxSkillFileBytes)
+	}
+	return os.ReadFile(p)
+}
+
+// Files lists the skill's files other than SKILL.md (slash-separated, relative to its
+// folder), at most limit entries (0 = 200).
+func (s *Skill) Files(limit int) ([]string, error) {
+	if limit <= 0 {
+		limit = 200
+	}
+	var files []string
+	fsys := s.fsys
+	if fsys == nil {
+		fsys = os.DirFS(s.Dir)
+	}
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable subtrees are skipped, not fatal
+		}
+		if d.IsDir() {
+			if p != "." && strings.HasPrefix(d.Name(), ".") {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if p == "SKILL.md" || strings.HasPrefix(d.Name(), ".") {
+			return nil
+		}
+		if len(files) >= limit {
+			return fs.SkipAll
+		}
+		files = append(files, p)
+		return nil
+	})
+	return files, err
+}
+
+// ErrOutsideSkill is returned for paths that leave the skill's folder.
+var ErrOutsideSkill = errors.New("path leaves the skill's folder")
+
+// ReadFile reads a file of the skill, confined to its folder: absolute paths, ".."
+// and symlinks that resolve outside the folder are refused.
+func (s *Skill) ReadFile(rel string) ([]byte, error) {
+	rel = strings.TrimSpace(rel)
+	clean := path.Clean(filepath.ToSlash(rel))
+	if rel == "" || path.IsAbs(clean) || filepath.IsAbs(rel) || filepath.VolumeName(rel) != "" || !fs.ValidPath(clean) || clean == "." {
+		return nil, fmt.Errorf("%q: %w (give a path relative to the skill folder, like 'reference.md')", rel, ErrOutsideSkill)
+	}
+	if s.fsys != nil {
+		data, err := fs.ReadFile(s.fsys, clean)
+		if err != nil {
+			return nil, err
+		}
+		if len(data) > MaxSkillFileBytes {
+			return nil, fmt.Errorf("%s is %d bytes; the limit is %d", clean, len(data), MaxSkillFileBytes)
+		}
+		return data, nil
+	}
+	base, err := filepath.EvalSymlinks(s.Dir)
+	if err != nil {
+		return nil, err
+	}
+	target, err := filepath.EvalSymlinks(filepath.Join(base, filepath.FromSlash(clean)))
+	if err != nil {
+		return nil, err
+	}
+	if r, err := filepath.Rel(base, target); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return nil, fmt.Errorf("%q resolves to %s: %w", rel, target, ErrOutsideSkill)
+	}
+	st, err := os.Stat(target)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s is a directory; name a file in it", clean)
+	}
+	return readCapped(target)
+}
