@@ -27,7 +27,22 @@ type Contribution struct {
 	Hooks            []Hook
 	InputGuardrails  []Guardrail
 	OutputGuardrails []Guardrail
-	Close            func(ctx context.Context) error
+	// ToolGates are consulted in tool-call preflight (after argument validation,
+	// before approval) for every call of the turn; see ToolGate.
+	ToolGates []ToolGate
+	Close     func(ctx context.Context) error
+}
+
+// ToolGate may veto one tool call before it runs (user-configured pre_tool_use hooks
+// use it). Block=true turns the call into an error result carrying Message and the
+// tool never runs. A gate error is logged and the call proceeds (fail-open, like
+// hooks). call is the tool_call entry (CallID, Name, Args).
+type ToolGate func(ctx context.Context, rc *tool.RunContext, call transcript.Entry) (GateResult, error)
+
+// GateResult is a ToolGate's verdict.
+type GateResult struct {
+	Block   bool
+	Message string
 }
 
 // ViewInjector returns transient entries appended to the tail of one model call's view
