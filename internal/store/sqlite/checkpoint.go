@@ -1,0 +1,369 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/store"
+	"github.com/lovia-dev/lovia/internal/transcript"
+	"github.com/lovia-dev/lovia/internal/usage"
+)
+
+// CheckpointStore is the store.Checkpointer over a DB: per run, one mutable head row
+// (runs) and one row per non-empty append (run_batches), both written in one
+// transaction, so an Append costs O(new entries) however long the run is and a crash
+// leaves either the whole batch with its head or neither.
+type CheckpointStore struct{ db *DB }
+
+var _ store.Checkpointer = (*CheckpointStore)(nil)
+
+// Append adds entries (those since the last Append; may be empty) and overwrites the
+// head, atomically. Synthetic entries are dropped (they are never persisted); secret-
+// looking keys in head.Settings are redacted. A running head makes this process the
+// run's holder (head.PID defaults to this process); any other status releases it.
+// Writing a run that another live process holds fails with errs.KindRunConflict.
+func (c *CheckpointStore) Append(ctx context.Context, runID string, entries []transcript.Entry, head store.Head) error {
+	db := c.db
+	op := "save checkpoint of run " + runID
+	if runID == "" {
+		return errs.New(errs.KindInternal, op+": empty run id", "")
+	}
+	switch head.Status {
+	case store.StatusRunning, store.StatusInterrupted, store.StatusCompleted, store.StatusFailed:
+	default:
+		return errs.Newf(errs.KindInternal, "", "%s: invalid status %q", op, head.Status)
+	}
+	settings, err := redactJSON(head.Settings)
+	if err != nil {
+		return errs.Wrap(errs.KindInternal, err, op+": settings", "")
+	}
+	head.Settings = settings
+	if head.Status == store.StatusRunning && head.PID == 0 {
+		head.PID = db.self.PID
+	}
+	entries = persistable(entries)
+	var batch []byte
+	if len(entries) > 0 {
+		if batch, err = json.Marshal(entries); err != nil {
+			return errs.Wrap(errs.KindInternal, err, op+": encode entries", "")
+		}
+	}
+	now := db.now()
+	if head.UpdatedAt.IsZero() {
+		head.UpdatedAt = now
+	}
+	return db.write(ctx, op, func(tx *sql.Tx) error {
+		if head.Status == store.StatusRunning {
+			if err := db.takeClaim(ctx, tx, runID); err != nil {
+				return err
+			}
+		} else {
+			h, err := db.liveOther(ctx, tx, runID)
+			if err != nil {
+				return err
+			}
+			if h != nil {
+				return heldError(runID, h)
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM run_claims WHERE run_id = ?`, runID); err != nil {
+				return err
+			}
+		}
+		var nBatches, nEntries, started int64
+		err := tx.QueryRowContext(ctx, `SELECT n_batches, n_entries, started_at FROM runs WHERE run_id = ?`, runID).
+			Scan(&nBatches, &nEntries, &started)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if head.StartedAt.IsZero() {
+			head.StartedAt = fromMillis(started)
+			if started == 0 {
+				head.StartedAt = now
+			}
+		}
+		hj, err := json.Marshal(head)
+		if err != nil {
+			return errs.Wrap(errs.KindInternal, err, op+": encode head", "")
+		}
+		newBatches, newEntries := nBatches, nEntries
+		if len(entries) > 0 {
+			newBatches++
+			newEntries += int64(len(entries))
+		}
+		if _, err := tx.ExecContext(ctx, `
+INSERT INTO runs (run_id, session_id, status, head, n_batches, n_entries, started_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(run_id) DO UPDATE SET session_id = excluded.session_id, status = excluded.status,
+	head = excluded.head, n_batches = excluded.n_batches, n_entries = excluded.n_entries,
+	updated_at = excluded.updated_at`,
+			runID, head.SessionID, string(head.Status), string(hj), newBatches, newEntries,
+			millis(head.StartedAt), millis(head.UpdatedAt)); err != nil {
+			return err
+		}
+		if len(entries) > 0 {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO run_batches (run_id, seq, first_entry, entries) VALUES (?, ?, ?, ?)`,
+				runID, nBatches, nEntries, string(batch)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Load returns runID's entries in order and its head, with Head.Status as seen by
+// others: `running` only while a live process (possibly this one) holds the run,
+// `interrupted` once that process is gone. Unknown ids give an error matching
+// store.ErrNotFound (errs.KindNotFound).
+func (c *CheckpointStore) Load(ctx context.Context, runID string) (*store.Snapshot, error) {
+	db := c.db
+	snap := &store.Snapshot{RunID: runID}
+	err := db.read(ctx, "load checkpoint of run "+runID, func(tx *sql.Tx) error {
+		var hj string
+		var nBatches, nEntries int64
+		err := tx.QueryRowContext(ctx, `SELECT head, n_batches, n_entries FROM runs WHERE run_id = ?`, runID).
+			Scan(&hj, &nBatches, &nEntries)
+		if errors.Is(err, sql.ErrNoRows) {
+			return runNotFound(runID)
+		}
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(hj), &snap.Head); err != nil {
+			return db.corruptRun(runID, fmt.Errorf("head: %w", err))
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT seq, first_entry, entries FROM run_batches WHERE run_id = ? ORDER BY seq`, runID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		entries := make([]transcript.Entry, 0, nEntries)
+		var want int64
+		for rows.Next() {
+			var seq, first int64
+			var data []byte
+			if err := rows.Scan(&seq, &first, &data); err != nil {
+				return err
+			}
+			if seq != want || first != int64(len(entries)) {
+				return db.corruptRun(runID, fmt.Errorf("batch %d (first entry %d) where batch %d (first entry %d) was expected", seq, first, want, len(entries)))
+			}
+			batch, err := decodeEntries(data)
+			if err != nil {
+				return db.corruptRun(runID, fmt.Errorf("batch %d: %w", seq, err))
+			}
+			entries = append(entries, batch...)
+			want++
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if want != nBatches || int64(len(entries)) != nEntries {
+			return db.corruptRun(runID, fmt.Errorf("head counts %d entries in %d batches, found %d in %d", nEntries, nBatches, len(entries), want))
+		}
+		snap.Entries = entries
+		h, err := claimOf(ctx, tx, runID)
+		if err != nil {
+			return err
+		}
+		snap.Head.Status = EffectiveStatus(snap.Head.Status, h != nil && db.alive(*h))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// decodeEntries parses one stored batch (a JSON array of entries).
+func decodeEntries(data []byte) ([]transcript.Entry, error) {
+	var out []transcript.Entry
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, err
+	}
+	for i, e := range out {
+		switch e.Type {
+		case transcript.TypeInput, transcript.TypeAssistantText, transcript.TypeReasoning,
+			transcript.TypeToolCall, transcript.TypeToolResult:
+		default:
+			return nil, fmt.Errorf("entry %d has unknown type %q", i, e.Type)
+		}
+	}
+	return out, nil
+}
+
+// persistable drops synthetic entries, which views make up and stores never keep.
+func persistable(entries []transcript.Entry) []transcript.Entry {
+	for i, e := range entries {
+		if e.Synthetic {
+			out := append([]transcript.Entry(nil), entries[:i]...)
+			for _, e := range entries[i+1:] {
+				if !e.Synthetic {
+					out = append(out, e)
+				}
+			}
+			return out
+		}
+	}
+	return entries
+}
+
+func runNotFound(runID string) error {
+	return errs.Wrap(errs.KindNotFound, store.ErrNotFound, "run "+runID+" not found",
+		"`lovia runs list` shows the known runs")
+}
+
+func (db *DB) corruptRun(runID string, err error) error {
+	return errs.Wrap(errs.KindStore, err, fmt.Sprintf("checkpoint of run %s in %s is damaged", runID, db.path),
+		"this run cannot be resumed; start it again (`lovia run`), and run `lovia doctor` to check the database")
+}
+
+// RunFilter selects runs for ListRuns. Zero fields do not filter.
+type RunFilter struct {
+	SessionID string
+	// Status matches the effective status (a dead `running` run is `interrupted`).
+	Status store.Status
+	Limit  int
+}
+
+// RunInfo summarises a run for `lovia runs`.
+type RunInfo struct {
+	ID        string `json:"run_id"`
+	SessionID string `json:"session_id,omitempty"`
+	// Status is the effective status; StoredStatus what the head says (they differ
+	// for a run whose process died: running vs interrupted).
+	Status       store.Status `json:"status"`
+	StoredStatus store.Status `json:"stored_status"`
+	Agent        string       `json:"agent"`
+	EntryAgent   string       `json:"entry_agent,omitempty"`
+	Turns        int          `json:"turns"`
+	Usage        usage.Usage  `json:"usage"`
+	Model        string       `json:"model,omitempty"`
+	Entries      int          `json:"entries"`
+	PID          int          `json:"pid,omitempty"`
+	// Holder is the live process holding the run (nil when none).
+	Holder    *Holder   `json:"holder,omitempty"`
+	Error     string    `json:"error,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// ListRuns lists runs, most recently updated first.
+func (c *CheckpointStore) ListRuns(ctx context.Context, f RunFilter) ([]RunInfo, error) {
+	return c.listRuns(ctx, f, "")
+}
+
+// GetRun summarises one run (errs.KindNotFound for an unknown id).
+func (c *CheckpointStore) GetRun(ctx context.Context, runID string) (RunInfo, error) {
+	out, err := c.listRuns(ctx, RunFilter{}, runID)
+	if err != nil {
+		return RunInfo{}, err
+	}
+	if len(out) == 0 {
+		return RunInfo{}, runNotFound(runID)
+	}
+	return out[0], nil
+}
+
+func (c *CheckpointStore) listRuns(ctx context.Context, f RunFilter, runID string) ([]RunInfo, error) {
+	db := c.db
+	var out []RunInfo
+	q := `SELECT r.run_id, r.head, r.n_entries, r.started_at, r.updated_at, c.host, c.pid, c.start_time
+FROM runs r LEFT JOIN run_claims c ON c.run_id = r.run_id
+WHERE (?1 = '' OR r.session_id = ?1) AND (?2 = '' OR r.run_id = ?2)
+ORDER BY r.updated_at DESC, r.run_id`
+	limit := f.Limit
+	if f.Status != "" {
+		limit = 0 // the effective status is known only after the liveness check
+	}
+	if limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	err := db.read(ctx, "list runs", func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, q, f.SessionID, runID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, hj string
+			var n, started, updated int64
+			var host, startTime sql.NullString
+			var pid sql.NullInt64
+			if err := rows.Scan(&id, &hj, &n, &started, &updated, &host, &pid, &startTime); err != nil {
+				return err
+			}
+			var h store.Head
+			if err := json.Unmarshal([]byte(hj), &h); err != nil {
+				return db.corruptRun(id, fmt.Errorf("head: %w", err))
+			}
+			ri := RunInfo{
+				ID: id, SessionID: h.SessionID, StoredStatus: h.Status, Agent: h.Agent,
+				EntryAgent: h.EntryAgent, Turns: h.Turns, Usage: h.Usage, Model: settingString(h.Settings, "model"),
+				Entries: int(n), PID: h.PID, Error: h.Error,
+				StartedAt: fromMillis(started), UpdatedAt: fromMillis(updated),
+			}
+			if host.Valid {
+				hd := Holder{Host: host.String, PID: int(pid.Int64), StartTime: startTime.String}
+				if db.alive(hd) {
+					ri.Holder = &hd
+				}
+			}
+			ri.Status = EffectiveStatus(h.Status, ri.Holder != nil)
+			if f.Status != "" && ri.Status != f.Status {
+				continue
+			}
+			out = append(out, ri)
+			if f.Limit > 0 && len(out) == f.Limit {
+				break
+			}
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// settingString reads a top-level string from a settings object ("" if absent).
+func settingString(settings json.RawMessage, key string) string {
+	if len(settings) == 0 {
+		return ""
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(settings, &m) != nil {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(m[key], &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// DeleteRun removes a run's checkpoint (head, entries, claim). A run held by another
+// live process is refused (errs.KindRunConflict). It is also how a caller restarts a
+// run id from scratch (IfRunExists "restart").
+func (c *CheckpointStore) DeleteRun(ctx context.Context, runID string) error {
+	db := c.db
+	return db.write(ctx, "delete run "+runID, func(tx *sql.Tx) error {
+		h, err := db.liveOther(ctx, tx, runID)
+		if err != nil {
+			return err
+		}
+		if h != nil {
+			return heldError(runID, h)
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE run_id = ?`, runID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return runNotFound(runID)
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM run_claims WHERE run_id = ?`, runID)
+		return err
+	})
+}
