@@ -1,0 +1,291 @@
+// Package hooks runs user-configured commands on run events, in the spirit of Claude
+// Code's hooks: each matching command gets a JSON description of the event on stdin;
+// exit code 0 lets things proceed, exit code 2 blocks (its stderr is shown to the
+// model), any other exit code or a timeout is logged as a warning and ignored.
+//
+// Where each event plugs into the run (all through plugin slots, no loop changes):
+//   - session_start: runs at run setup; stdout is added to the instructions.
+//   - user_prompt_submit: an input guardrail; blocking aborts the run with the message.
+//   - pre_tool_use: a tool gate; blocking turns the call into an error result.
+//   - post_tool_use: after a call completes or fails; blocking sends the stderr to the
+//     model as a steering message at the next turn (the result is already recorded).
+//   - pre_compact: when the context policy compacted the view (observe only).
+//   - stop: when the run ends (observe only).
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lovia-dev/lovia/internal/errs"
+)
+
+// Event names a hook point.
+type Event string
+
+// Hook points.
+const (
+	PreToolUse       Event = "pre_tool_use"
+	PostToolUse      Event = "post_tool_use"
+	UserPromptSubmit Event = "user_prompt_submit"
+	SessionStart     Event = "session_start"
+	Stop             Event = "stop"
+	PreCompact       Event = "pre_compact"
+)
+
+var knownEvents = []Event{PreToolUse, PostToolUse, UserPromptSubmit, SessionStart, Stop, PreCompact}
+
+// DefaultTimeout bounds a hook command when its config gives none.
+const DefaultTimeout = 60 * time.Second
+
+// maxCapture bounds what is kept of a command's stdout and stderr.
+const maxCapture = 64 << 10
+
+// BlockExitCode is the exit status that blocks.
+const BlockExitCode = 2
+
+// Hook is one configured command.
+type Hook struct {
+	Event Event `yaml:"event" json:"event"`
+	// Matcher is a regular expression matched against the whole tool name (it is
+	// anchored: "write_file|edit_file"); empty or "*" matches every tool. Only tool
+	// events use it.
+	Matcher string `yaml:"matcher,omitempty" json:"matcher,omitempty"`
+	// Command runs with `sh -c` in Config.Dir.
+	Command string `yaml:"command" json:"command"`
+	// Timeout in seconds (0 = 60).
+	Timeout float64 `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+}
+
+// Config is the hooks section of the configuration.
+type Config struct {
+	Hooks []Hook `yaml:"hooks" json:"hooks"`
+	// Dir is the commands' working directory and the input's cwd ("" = process cwd).
+	Dir string `yaml:"-" json:"-"`
+	// Env is added to the inherited environment of every command.
+	Env []string `yaml:"-" json:"-"`
+}
+
+// Input is the JSON document a hook command reads on stdin.
+type Input struct {
+	HookEventName Event  `json:"hook_event_name"`
+	SessionID     string `json:"session_id,omitempty"`
+	RunID         string `json:"run_id,omitempty"`
+	ParentRunID   string `json:"parent_run_id,omitempty"`
+	Cwd           string `json:"cwd"`
+	Agent         string `json:"agent,omitempty"`
+	Turn          int    `json:"turn,omitempty"`
+
+	ToolName     string          `json:"tool_name,omitempty"`
+	ToolUseID    string          `json:"tool_use_id,omitempty"`
+	ToolInput    json.RawMessage `json:"tool_input,omitempty"`
+	ToolResponse *ToolResponse   `json:"tool_response,omitempty"`
+
+	Prompt string `json:"prompt,omitempty"`
+
+	// stop
+	Status      string `json:"status,omitempty"`
+	FinalOutput string `json:"final_output,omitempty"`
+	Error       string `json:"error,omitempty"`
+
+	// pre_compact
+	Compaction any `json:"compaction,omitempty"`
+}
+
+// ToolResponse is a finished tool call as post_tool_use hooks see it.
+type ToolResponse struct {
+	Output  string `json:"output"`
+	IsError bool   `json:"is_error,omitempty"`
+}
+
+// Outcome is the combined result of every hook run for one event.
+type Outcome struct {
+	// Blocked is true when a hook exited with status 2 (or printed a block decision).
+	Blocked bool
+	// Message is what the blocking hooks said (stderr, or the decision's reason).
+	Message string
+	// Stdout is the concatenated standard output of the hooks that succeeded.
+	Stdout string
+}
+
+type compiled struct {
+	Hook
+	re *regexp.Regexp // nil: matches everything
+}
+
+// Runner runs the configured hooks. It is safe for concurrent use.
+type Runner struct {
+	dir    string
+	env    []string
+	hooks  map[Event][]compiled
+	logger *slog.Logger
+}
+
+// NewRunner validates cfg. Errors name the offending hook and the fix.
+func NewRunner(cfg Config, logger *slog.Logger) (*Runner, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	r := &Runner{dir: cfg.Dir, env: cfg.Env, hooks: map[Event][]compiled{}, logger: logger}
+	for i, h := range cfg.Hooks {
+		where := fmt.Sprintf("hooks[%d] (%s)", i, h.Event)
+		known := false
+		for _, e := range knownEvents {
+			known = known || e == h.Event
+		}
+		if !known {
+			return nil, errs.Newf(errs.KindConfig, "use one of: pre_tool_use, post_tool_use, user_prompt_submit, session_start, stop, pre_compact", "%s: unknown hook event %q", where, h.Event)
+		}
+		if strings.TrimSpace(h.Command) == "" {
+			return nil, errs.Newf(errs.KindConfig, "set command: to the shell command to run", "%s: command is empty", where)
+		}
+		if h.Timeout < 0 {
+			return nil, errs.Newf(errs.KindConfig, "give the timeout in seconds, e.g. timeout: 30", "%s: negative timeout %v", where, h.Timeout)
+		}
+		c := compiled{Hook: h}
+		if m := strings.TrimSpace(h.Matcher); m != "" && m != "*" {
+			re, err := regexp.Compile("^(?:" + m + ")$")
+			if err != nil {
+				return nil, errs.Wrap(errs.KindConfig, err, fmt.Sprintf("%s: matcher %q is not a valid regular expression", where, h.Matcher), "write a Go regexp over tool names, e.g. write_file|edit_file")
+			}
+			c.re = re
+		}
+		r.hooks[h.Event] = append(r.hooks[h.Event], c)
+	}
+	return r, nil
+}
+
+// Has reports whether any hook is configured for ev.
+func (r *Runner) Has(ev Event) bool { return len(r.hooks[ev]) > 0 }
+
+// Run runs every hook of in.HookEventName whose matcher accepts toolName, one after
+// another in configuration order, and combines their outcomes. It never fails: broken
+// hooks are logged as warnings.
+func (r *Runner) Run(ctx context.Context, in Input) Outcome {
+	var out Outcome
+	if in.Cwd == "" {
+		in.Cwd = r.dir
+		if in.Cwd == "" {
+			in.Cwd, _ = os.Getwd()
+		}
+	}
+	payload, err := json.Marshal(in)
+	if err != nil {
+		r.logger.Warn("hook input not encodable", "event", in.HookEventName, "err", err)
+		return out
+	}
+	var msgs, stdouts []string
+	for _, h := range r.hooks[in.HookEventName] {
+		if h.re != nil && in.ToolName != "" && !h.re.MatchString(in.ToolName) {
+			continue
+		}
+		res := r.exec(ctx, h.Hook, payload)
+		if res.blocked {
+			out.Blocked = true
+			msg := res.message
+			if msg == "" {
+				msg = fmt.Sprintf("blocked by the %s hook %q", h.Event, h.Command)
+			}
+			msgs = append(msgs, msg)
+			continue
+		}
+		if res.stdout != "" {
+			stdouts = append(stdouts, res.stdout)
+		}
+	}
+	out.Message = strings.Join(msgs, "\n")
+	out.Stdout = strings.Join(stdouts, "\n")
+	return out
+}
+
+type execResult struct {
+	blocked bool
+	message string
+	stdout  string
+}
+
+// cappedBuffer keeps the first maxCapture bytes and drops the rest.
+type cappedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := maxCapture - b.buf.Len(); room > 0 {
+		if len(p) > room {
+			b.buf.Write(p[:room])
+		} else {
+			b.buf.Write(p)
+		}
+	}
+	return len(p), nil
+}
+
+func (b *cappedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.TrimSpace(b.buf.String())
+}
+
+func (r *Runner) exec(ctx context.Context, h Hook, payload []byte) execResult {
+	timeout := DefaultTimeout
+	if h.Timeout > 0 {
+		timeout = time.Duration(h.Timeout * float64(time.Second))
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, "sh", "-c", h.Command)
+	cmd.Dir = r.dir
+	cmd.Env = append(os.Environ(), r.env...)
+	cmd.Env = append(cmd.Env, "LOVIA_HOOK_EVENT="+string(h.Event))
+	if r.dir != "" {
+		cmd.Env = append(cmd.Env, "LOVIA_PROJECT_DIR="+r.dir)
+	}
+	cmd.Stdin = bytes.NewReader(payload)
+	var stdout, stderr cappedBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	setProcessGroup(cmd)
+	// Do not wait forever for grandchildren holding the pipes open after a kill.
+	cmd.WaitDelay = 2 * time.Second
+	start := time.Now()
+	err := cmd.Run()
+	log := r.logger.With("event", h.Event, "command", h.Command, "duration", time.Since(start))
+	switch {
+	case errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+		log.Warn("hook timed out; ignored", "timeout", timeout)
+		return execResult{}
+	case ctx.Err() != nil:
+		return execResult{}
+	case err == nil:
+		out := stdout.String()
+		// A JSON decision on stdout blocks too ({"decision":"block","reason":"..."}).
+		if strings.HasPrefix(out, "{") {
+			var d struct {
+				Decision string `json:"decision"`
+				Reason   string `json:"reason"`
+			}
+			if json.Unmarshal([]byte(out), &d) == nil && d.Decision == "block" {
+				return execResult{blocked: true, message: d.Reason}
+			}
+		}
+		return execResult{stdout: out}
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == BlockExitCode {
+		return execResult{blocked: true, message: stderr.String()}
+	}
+	log.Warn("hook failed; ignored", "err", err, "stderr", stderr.String())
+	return execResult{}
+}
