@@ -48,10 +48,14 @@ func Wrap(path string, err error, known []string) error {
 	case errors.As(err, &uf):
 		key := strings.Trim(strings.TrimPrefix(msg, "unknown field "), `"`)
 		msg = fmt.Sprintf("unknown key %q", key)
+		list := ""
+		if len(known) > 0 && len(known) <= 20 {
+			list = " (known keys: " + strings.Join(known, ", ") + ")"
+		}
 		if s := Closest(key, known); s != "" {
-			hint = fmt.Sprintf("did you mean %q? (known keys: %s)", s, strings.Join(known, ", "))
+			hint = fmt.Sprintf("did you mean %q?%s", s, list)
 		} else {
-			hint = "remove it; known keys: " + strings.Join(known, ", ")
+			hint = "remove it or fix its spelling" + list
 		}
 	case errors.As(err, &te):
 		msg = typeMessage(te)
