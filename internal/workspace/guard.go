@@ -1,0 +1,499 @@
+package workspace
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// MaxCommandLen is the longest command the guard analyzes; longer ones always ask.
+const MaxCommandLen = 10_000
+
+// maxDepth bounds nested payloads (bash -c 'bash -c ...', eval, find -exec).
+const maxDepth = 6
+
+// Claim is a path a command reads or writes, as the guard saw it.
+type Claim struct {
+	// Path as written ("" when Dynamic).
+	Path string `json:"path,omitempty"`
+	// Abs is where it resolves ("" when Dynamic).
+	Abs     string   `json:"abs,omitempty"`
+	Op      Op       `json:"op"`
+	Dynamic bool     `json:"dynamic,omitempty"`
+	Verdict Decision `json:"decision"`
+	Why     string   `json:"why,omitempty"`
+}
+
+// Subcommand is one simple command of a (compound) command line.
+type Subcommand struct {
+	// Text is the simple command as written (wrappers included).
+	Text string `json:"text"`
+	// Prefix is the rule "allow for this session" stores for it ("" when none is
+	// safe to store, e.g. a dynamic command name).
+	Prefix   string   `json:"prefix,omitempty"`
+	Decision Decision `json:"decision"`
+	Reasons  []string `json:"reasons,omitempty"`
+}
+
+// Analysis is the guard's verdict on a command line.
+type Analysis struct {
+	Decision    Decision     `json:"decision"`
+	Parsed      bool         `json:"parsed"`
+	Subcommands []Subcommand `json:"subcommands,omitempty"`
+	Claims      []Claim      `json:"claims,omitempty"`
+	// Reasons explain every non-allow verdict (deduplicated, in order).
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// Texts returns the subcommands as written.
+func (a *Analysis) Texts() []string {
+	out := make([]string, 0, len(a.Subcommands))
+	for _, s := range a.Subcommands {
+		out = append(out, s.Text)
+	}
+	return out
+}
+
+// Rules returns the distinct prefix rules "allow for this session" would add.
+func (a *Analysis) Rules() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range a.Subcommands {
+		if s.Prefix != "" && !seen[s.Prefix] {
+			seen[s.Prefix] = true
+			out = append(out, s.Prefix)
+		}
+	}
+	return out
+}
+
+func (a *Analysis) reason(d Decision, r string) {
+	a.Decision = most(a.Decision, d)
+	if d == Allow || r == "" {
+		return
+	}
+	for _, x := range a.Reasons {
+		if x == r {
+			return
+		}
+	}
+	a.Reasons = append(a.Reasons, r)
+}
+
+// Explain is a one-paragraph explanation for the model.
+func (a *Analysis) Explain() string { return strings.Join(a.Reasons, "; ") }
+
+// word is one argument after brace expansion: literal when known statically.
+type word struct {
+	lit string
+	dyn bool
+	src string
+}
+
+func (w word) show() string {
+	if w.dyn {
+		return w.src
+	}
+	return w.lit
+}
+
+// gstate is what the guard tracks through a command list.
+type gstate struct {
+	cwd   string // "" = unknown (after cd to a dynamic place)
+	funcs map[string]bool
+}
+
+func (s *gstate) copy() *gstate {
+	c := *s
+	return &c
+}
+
+type guard struct {
+	p       *Policy
+	a       *Analysis
+	printer *syntax.Printer
+	src     string
+}
+
+// AnalyzeCommand is the static guard: it parses cmd, splits it into simple commands,
+// and merges the command rules with the path claims (most restrictive wins).
+// A command that does not parse, or is longer than MaxCommandLen, is never allowed.
+func (p *Policy) AnalyzeCommand(cmd, cwd string) *Analysis {
+	a := &Analysis{}
+	if cwd == "" {
+		cwd = p.root
+	}
+	if p.name == PresetReadonly {
+		a.reason(Deny, "the readonly policy runs no commands")
+	}
+	if len(cmd) > MaxCommandLen {
+		a.Subcommands = []Subcommand{{Text: cmd[:200] + "…", Decision: Ask}}
+		a.reason(Ask, fmt.Sprintf("the command is %d characters long, too long to analyze (limit %d)", len(cmd), MaxCommandLen))
+		return a
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
+	if err != nil {
+		a.Subcommands = []Subcommand{{Text: cmd, Decision: Ask}}
+		a.reason(Ask, "the command could not be parsed ("+err.Error()+")")
+		return a
+	}
+	a.Parsed = true
+	g := &guard{p: p, a: a, printer: syntax.NewPrinter(syntax.Minify(false)), src: cmd}
+	st := &gstate{cwd: cwd, funcs: map[string]bool{}}
+	g.stmts(f.Stmts, st, 0)
+	if p.name == PresetReadonly {
+		a.reason(Deny, "the readonly policy runs no commands")
+	}
+	return a
+}
+
+// AnalyzeArgv judges one expanded simple command at execution time.
+func (p *Policy) AnalyzeArgv(argv []string, cwd string) *Analysis {
+	a := &Analysis{Parsed: true}
+	g := &guard{p: p, a: a, printer: syntax.NewPrinter()}
+	ws := make([]word, len(argv))
+	for i, s := range argv {
+		ws[i] = word{lit: s}
+	}
+	g.simple(ws, nil, &gstate{cwd: cwd, funcs: map[string]bool{}}, 0, strings.Join(argv, " "))
+	if p.name == PresetReadonly {
+		a.reason(Deny, "the readonly policy runs no commands")
+	}
+	return a
+}
+
+func (g *guard) nodeText(n syntax.Node) string {
+	var b strings.Builder
+	if err := g.printer.Print(&b, n); err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func (g *guard) stmts(ss []*syntax.Stmt, st *gstate, depth int) {
+	for _, s := range ss {
+		g.stmt(s, st, depth)
+	}
+}
+
+func (g *guard) stmt(s *syntax.Stmt, st *gstate, depth int) {
+	if s == nil {
+		return
+	}
+	if s.Background {
+		st = st.copy()
+	}
+	for _, r := range s.Redirs {
+		g.redirect(r, st, depth)
+	}
+	g.command(s.Cmd, st, depth)
+}
+
+func (g *guard) redirect(r *syntax.Redirect, st *gstate, depth int) {
+	if r.Hdoc != nil {
+		g.nested(r.Hdoc, st, depth)
+	}
+	if r.Word == nil {
+		return
+	}
+	g.nested(r.Word, st, depth)
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		return
+	case syntax.DplIn, syntax.DplOut:
+		if lit := r.Word.Lit(); lit == "-" || isDigits(lit) {
+			return // fd duplication, not a file
+		}
+	}
+	op := OpWrite
+	if r.Op == syntax.RdrIn {
+		op = OpRead
+	}
+	w := g.word(r.Word)
+	g.claim(w, op, st, "redirect")
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// nested analyzes command and process substitutions anywhere inside n.
+func (g *guard) nested(n syntax.Node, st *gstate, depth int) {
+	if n == nil {
+		return
+	}
+	syntax.Walk(n, func(x syntax.Node) bool {
+		switch x := x.(type) {
+		case *syntax.CmdSubst:
+			g.stmts(x.Stmts, st.copy(), depth+1)
+			return false
+		case *syntax.ProcSubst:
+			g.stmts(x.Stmts, st.copy(), depth+1)
+			return false
+		}
+		return true
+	})
+}
+
+func (g *guard) command(c syntax.Command, st *gstate, depth int) {
+	if depth > maxDepth {
+		g.a.reason(Ask, "the command nests too deeply to analyze")
+		return
+	}
+	switch c := c.(type) {
+	case nil:
+	case *syntax.CallExpr:
+		g.call(c, st, depth)
+	case *syntax.BinaryCmd:
+		switch c.Op {
+		case syntax.Pipe, syntax.PipeAll:
+			g.stmt(c.X, st.copy(), depth)
+			g.stmt(c.Y, st.copy(), depth)
+		default:
+			g.stmt(c.X, st, depth)
+			g.stmt(c.Y, st, depth)
+		}
+	case *syntax.Block:
+		g.stmts(c.Stmts, st, depth)
+	case *syntax.Subshell:
+		g.stmts(c.Stmts, st.copy(), depth)
+	case *syntax.IfClause:
+		for ic := c; ic != nil; ic = ic.Else {
+			g.stmts(ic.Cond, st, depth)
+			g.stmts(ic.Then, st, depth)
+		}
+	case *syntax.WhileClause:
+		g.stmts(c.Cond, st, depth)
+		g.stmts(c.Do, st, depth)
+	case *syntax.ForClause:
+		g.nested(c.Loop, st, depth)
+		g.stmts(c.Do, st, depth)
+	case *syntax.CaseClause:
+		g.nested(c.Word, st, depth)
+		for _, it := range c.Items {
+			g.stmts(it.Stmts, st.copy(), depth)
+		}
+	case *syntax.FuncDecl:
+		if c.Name != nil {
+			st.funcs[c.Name.Value] = true
+		}
+		// The body runs with unknown arguments: its claims on "$1" are dynamic.
+		g.stmt(c.Body, st.copy(), depth)
+	case *syntax.TimeClause:
+		g.stmt(c.Stmt, st, depth)
+	case *syntax.CoprocClause:
+		g.stmt(c.Stmt, st.copy(), depth)
+	case *syntax.DeclClause:
+		for _, as := range c.Args {
+			g.assign(as, st, depth)
+		}
+	default:
+		// ArithmCmd, TestClause, LetClause, TestDecl: only substitutions can act.
+		g.nested(c, st, depth)
+	}
+}
+
+// dangerousEnv are variables that change which code a command runs.
+var dangerousEnv = map[string]bool{
+	"PATH": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true,
+	"BASH_ENV": true, "ENV": true, "PROMPT_COMMAND": true, "IFS": true,
+	"GIT_SSH_COMMAND": true, "GIT_EXEC_PATH": true, "PYTHONPATH": true, "PYTHONSTARTUP": true,
+	"NODE_OPTIONS": true, "PERL5OPT": true, "RUBYOPT": true, "DYLD_INSERT_LIBRARIES": true,
+}
+
+func (g *guard) assign(as *syntax.Assign, st *gstate, depth int) {
+	if as == nil {
+		return
+	}
+	g.nested(as.Value, st, depth)
+	if as.Array != nil {
+		g.nested(as.Array, st, depth)
+	}
+	if as.Name != nil && dangerousEnv[as.Name.Value] && !as.Naked {
+		g.a.reason(Ask, fmt.Sprintf("setting %s changes which programs or code run", as.Name.Value))
+	}
+}
+
+func (g *guard) call(c *syntax.CallExpr, st *gstate, depth int) {
+	for _, as := range c.Assigns {
+		g.assign(as, st, depth)
+	}
+	text := g.nodeText(c)
+	var ws []word
+	for _, w := range c.Args {
+		g.nested(w, st, depth)
+		if !syntax.SplitBraces(w) {
+			ws = append(ws, g.word(w))
+			continue
+		}
+		n := 0
+		for bw, err := range expand.BracesSeq(nil, w) {
+			if n++; err != nil || n > 256 {
+				ws = append(ws, word{dyn: true, src: text})
+				break
+			}
+			ws = append(ws, g.word(bw))
+		}
+	}
+	if len(ws) == 0 {
+		return
+	}
+	g.simple(ws, nil, st, depth, text)
+}
+
+// word converts a syntax word into its literal value when it has one.
+func (g *guard) word(w *syntax.Word) word {
+	src := g.nodeText(w)
+	// A lone process substitution is a /dev/fd pipe, not a file the user names.
+	if len(w.Parts) == 1 {
+		if _, ok := w.Parts[0].(*syntax.ProcSubst); ok {
+			return word{lit: "/dev/fd/63", src: src}
+		}
+	}
+	var b strings.Builder
+	for i, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			v := p.Value
+			if i == 0 && strings.HasPrefix(v, "~") {
+				if v == "~" || strings.HasPrefix(v, "~/") {
+					v = expandHome(v, g.p.home)
+				} else {
+					return word{dyn: true, src: src} // ~user
+				}
+			}
+			b.WriteString(unescapeLit(v))
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return word{dyn: true, src: src}
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, dp := range p.Parts {
+				l, ok := dp.(*syntax.Lit)
+				if !ok {
+					return word{dyn: true, src: src}
+				}
+				b.WriteString(unescapeDbl(l.Value))
+			}
+		default:
+			return word{dyn: true, src: src}
+		}
+	}
+	return word{lit: b.String(), src: src}
+}
+
+func unescapeLit(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func unescapeDbl(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+const globMeta = "*?["
+
+// claim records a path use and merges its decision.
+func (g *guard) claim(w word, op Op, st *gstate, what string) {
+	c := Claim{Op: op}
+	if !w.dyn && isStream(w.lit) {
+		c.Path, c.Abs = w.lit, w.lit
+		g.a.Claims = append(g.a.Claims, c)
+		return
+	}
+	if w.dyn || st.cwd == "" && !filepath.IsAbs(w.lit) && !strings.HasPrefix(w.lit, "~") {
+		c.Dynamic = true
+		c.Verdict = g.p.dynamicDecision(op)
+		c.Why = fmt.Sprintf("the %s target %s is only known at run time", what, w.show())
+		if st.cwd == "" && !w.dyn {
+			c.Why = fmt.Sprintf("%s is relative to a directory only known at run time", w.lit)
+		}
+		if op == OpRead && c.Verdict == Allow {
+			c.Why = ""
+		}
+	} else {
+		p := w.lit
+		if i := strings.IndexAny(p, globMeta); i >= 0 {
+			// Judge a glob by the directory it lists.
+			p = p[:i]
+			if j := strings.LastIndexByte(p, '/'); j >= 0 {
+				p = p[:j+1]
+			} else {
+				p = "."
+			}
+		}
+		if p == "" {
+			p = "."
+		}
+		c.Path = w.lit
+		c.Abs = g.p.Resolve(p, st.cwd)
+		c.Verdict, c.Why = g.p.DecidePath(c.Abs, op)
+		if c.Verdict != Allow {
+			c.Why = fmt.Sprintf("%s %s: %s", op, w.lit, c.Why)
+		}
+	}
+	g.a.Claims = append(g.a.Claims, c)
+	g.a.reason(c.Verdict, c.Why)
+}
+
+// dynamicDecision is the verdict on a path known only at run time: the worst case,
+// but capped at ask unless even a path inside the root would be denied (the run-time
+// check still sees the real path).
+func (p *Policy) dynamicDecision(op Op) Decision {
+	if op == OpRead {
+		return p.preset.ReadOutside
+	}
+	if p.preset.WriteInside == Deny {
+		return Deny
+	}
+	if p.preset.WriteOutside == Allow {
+		return Allow
+	}
+	return Ask
+}
+
+// isStream reports paths that name the process's own streams, not files.
+func isStream(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero", "-":
+		return true
+	}
+	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/")
+}

@@ -1,0 +1,505 @@
+package workspace
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/lovia-dev/lovia/internal/errs"
+)
+
+// Decision is the three-valued verdict of the policy. Larger is more restrictive, so
+// merging decisions is max().
+type Decision int
+
+const (
+	Allow Decision = iota
+	Ask
+	Deny
+)
+
+func (d Decision) String() string {
+	switch d {
+	case Allow:
+		return "allow"
+	case Ask:
+		return "ask"
+	case Deny:
+		return "deny"
+	}
+	return fmt.Sprintf("Decision(%d)", int(d))
+}
+
+// ParseDecision accepts "allow", "ask" or "deny".
+func ParseDecision(s string) (Decision, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "allow":
+		return Allow, nil
+	case "ask":
+		return Ask, nil
+	case "deny":
+		return Deny, nil
+	}
+	return Deny, errs.Newf(errs.KindConfig, "use one of allow, ask, deny", "unknown decision %q", s)
+}
+
+// MarshalText / UnmarshalText let Decision appear in YAML and JSON as a word.
+func (d Decision) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+func (d *Decision) UnmarshalText(b []byte) error {
+	v, err := ParseDecision(string(b))
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}
+
+func most(a, b Decision) Decision {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// Op is what a path is used for.
+type Op int
+
+const (
+	OpRead Op = iota
+	OpWrite
+)
+
+func (o Op) String() string {
+	if o == OpWrite {
+		return "write"
+	}
+	return "read"
+}
+
+// Preset names (SPEC §7).
+const (
+	PresetReadonly = "readonly"
+	PresetCoding   = "coding"
+	PresetTrusted  = "trusted"
+)
+
+// preset is one row of the SPEC §7 table.
+type preset struct {
+	WriteInside  Decision
+	ReadOutside  Decision
+	WriteOutside Decision
+	Shell        Decision // the default for a command no rule matches
+	// TempWritable treats the system temp dir like a writable grant.
+	TempWritable bool
+}
+
+var presets = map[string]preset{
+	PresetReadonly: {WriteInside: Deny, ReadOutside: Deny, WriteOutside: Deny, Shell: Deny},
+	PresetCoding:   {WriteInside: Allow, ReadOutside: Ask, WriteOutside: Deny, Shell: Ask, TempWritable: true},
+	PresetTrusted:  {WriteInside: Allow, ReadOutside: Allow, WriteOutside: Ask, Shell: Allow, TempWritable: true},
+}
+
+// PathRule is one configured rule over paths. Pattern forms:
+//   - absolute ("/etc/**") or home-relative ("~/.ssh/**"): matched against the resolved path;
+//   - containing a "/" ("secrets/*.pem", "/build" is absolute so use "build/"): relative to the root;
+//   - bare ("*.key", ".env*"): gitignore-style, matches the base name at any depth.
+//
+// Read and Write are the decisions for that use; empty means "not decided by this rule".
+type PathRule struct {
+	Pattern string `yaml:"pattern" json:"pattern"`
+	Read    string `yaml:"read,omitempty" json:"read,omitempty"`
+	Write   string `yaml:"write,omitempty" json:"write,omitempty"`
+}
+
+// CommandRule decides commands by word-boundary prefix: "git push" matches
+// "git push origin" but not "git pushx". The longest matching prefix wins; equal
+// lengths merge most-restrictive.
+type CommandRule struct {
+	Prefix   string `yaml:"prefix" json:"prefix"`
+	Decision string `yaml:"decision" json:"decision"`
+}
+
+// Config is the workspace section of lovia's configuration (`workspace:` in
+// .lovia/config.yaml or ~/.config/lovia/config.yaml). Zero values mean defaults.
+type Config struct {
+	// Root is the workspace root (default: the current directory). Not read from YAML:
+	// the front end sets it from -C/--cwd.
+	Root string `yaml:"-" json:"-"`
+	// Policy is the preset: readonly, coding (default) or trusted.
+	Policy string `yaml:"policy,omitempty" json:"policy,omitempty"`
+	// Sandbox is off, auto (default: Landlock when the kernel has it) or required.
+	Sandbox string `yaml:"sandbox,omitempty" json:"sandbox,omitempty"`
+	// Readable are extra paths (with everything below them) readable without asking.
+	Readable []string `yaml:"readable,omitempty" json:"readable,omitempty"`
+	// Writable are extra paths writable (and readable) without asking; the sandbox
+	// lets child processes write there too.
+	Writable []string `yaml:"writable,omitempty" json:"writable,omitempty"`
+	// DeniedPaths are never read or written (patterns as in PathRule).
+	DeniedPaths []string `yaml:"denied_paths,omitempty" json:"denied_paths,omitempty"`
+	// PathRules override the preset for matching paths.
+	PathRules []PathRule `yaml:"path_rules,omitempty" json:"path_rules,omitempty"`
+	// CommandRules decide commands by prefix (before path claims are merged in).
+	CommandRules []CommandRule `yaml:"command_rules,omitempty" json:"command_rules,omitempty"`
+	// InheritEnv passes lovia's whole environment to commands (default: PATH, HOME,
+	// locale and TERM only, so secrets in the environment stay out of reach).
+	InheritEnv bool `yaml:"inherit_env,omitempty" json:"inherit_env,omitempty"`
+	// Env adds variables to the commands' environment.
+	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
+	// ShellTimeout is the default timeout of the shell tool in seconds (default 300).
+	ShellTimeout int `yaml:"shell_timeout,omitempty" json:"shell_timeout,omitempty"`
+	// SandboxHelper is the argv prefix that re-executes lovia as the sandbox helper
+	// (default: [os.Executable(), "__sandbox-exec"]). Not read from YAML.
+	SandboxHelper []string `yaml:"-" json:"-"`
+}
+
+// Policy is a compiled Config plus the session's "allow for this session" rules.
+// It is safe for concurrent use.
+type Policy struct {
+	name   string
+	preset preset
+	root   string // resolved, absolute
+	home   string
+	tmp    string // resolved temp dir ("" when not writable by default)
+
+	readable []string // resolved absolute prefixes
+	writable []string
+	denied   []pathPattern
+	rules    []compiledPathRule
+	cmdRules []compiledCmdRule
+
+	mu      sync.RWMutex
+	granted []compiledCmdRule // session grants
+}
+
+type pathPattern struct {
+	raw  string
+	kind int // 0 absolute, 1 root-relative, 2 bare
+	pat  string
+}
+
+type compiledPathRule struct {
+	pathPattern
+	read, write *Decision
+}
+
+type compiledCmdRule struct {
+	words    []string
+	decision Decision
+	source   string
+}
+
+// NewPolicy compiles cfg for the root (already resolved by the caller or resolved here).
+func NewPolicy(cfg Config) (*Policy, error) {
+	name := cfg.Policy
+	if name == "" {
+		name = PresetCoding
+	}
+	pr, ok := presets[name]
+	if !ok {
+		return nil, errs.Newf(errs.KindConfig, "set policy to readonly, coding or trusted (--policy)", "unknown workspace policy %q", cfg.Policy)
+	}
+	home, _ := userHome()
+	root := cfg.Root
+	if root == "" {
+		root = "."
+	}
+	root, err := filepath.Abs(expandHome(root, home))
+	if err != nil {
+		return nil, fmt.Errorf("workspace root: %w", err)
+	}
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	} else {
+		return nil, errs.Wrap(errs.KindConfig, err, "workspace root "+root+" is not accessible", "run lovia inside an existing directory or pass -C DIR")
+	}
+	p := &Policy{name: name, preset: pr, root: root, home: home}
+	if pr.TempWritable {
+		p.tmp = resolveLoose(tempDir())
+	}
+	for _, r := range cfg.Readable {
+		p.readable = append(p.readable, p.resolveConfigPath(r))
+	}
+	for _, w := range cfg.Writable {
+		p.writable = append(p.writable, p.resolveConfigPath(w))
+	}
+	for _, d := range cfg.DeniedPaths {
+		pp, err := compilePattern(d, home)
+		if err != nil {
+			return nil, err
+		}
+		p.denied = append(p.denied, pp)
+	}
+	for i, r := range cfg.PathRules {
+		pp, err := compilePattern(r.Pattern, home)
+		if err != nil {
+			return nil, err
+		}
+		cr := compiledPathRule{pathPattern: pp}
+		if r.Read != "" {
+			d, err := ParseDecision(r.Read)
+			if err != nil {
+				return nil, fmt.Errorf("path_rules[%d].read: %w", i, err)
+			}
+			cr.read = &d
+		}
+		if r.Write != "" {
+			d, err := ParseDecision(r.Write)
+			if err != nil {
+				return nil, fmt.Errorf("path_rules[%d].write: %w", i, err)
+			}
+			cr.write = &d
+		}
+		p.rules = append(p.rules, cr)
+	}
+	for i, r := range cfg.CommandRules {
+		d, err := ParseDecision(r.Decision)
+		if err != nil {
+			return nil, fmt.Errorf("command_rules[%d] (%q): %w", i, r.Prefix, err)
+		}
+		words := strings.Fields(r.Prefix)
+		if len(words) == 0 {
+			return nil, errs.Newf(errs.KindConfig, "give each command rule a prefix such as \"git push\"", "command_rules[%d] has an empty prefix", i)
+		}
+		p.cmdRules = append(p.cmdRules, compiledCmdRule{words: words, decision: d, source: "config"})
+	}
+	return p, nil
+}
+
+// Name returns the preset name.
+func (p *Policy) Name() string { return p.name }
+
+// Root returns the resolved workspace root.
+func (p *Policy) Root() string { return p.root }
+
+func (p *Policy) resolveConfigPath(s string) string {
+	s = expandHome(s, p.home)
+	if !filepath.IsAbs(s) {
+		s = filepath.Join(p.root, s)
+	}
+	return resolveLoose(s)
+}
+
+func compilePattern(raw, home string) (pathPattern, error) {
+	s := strings.TrimSpace(raw)
+	pp := pathPattern{raw: raw}
+	switch {
+	case s == "":
+		return pp, errs.New(errs.KindConfig, "empty path pattern", "remove the empty entry or give a pattern such as .env*")
+	case strings.HasPrefix(s, "~"):
+		pp.kind, pp.pat = 0, expandHome(s, home)
+	case filepath.IsAbs(s):
+		pp.kind, pp.pat = 0, filepath.Clean(s)
+	case strings.Contains(strings.TrimSuffix(s, "/"), "/"):
+		pp.kind, pp.pat = 1, strings.TrimPrefix(filepath.ToSlash(filepath.Clean(s)), "./")
+	default:
+		pp.kind, pp.pat = 2, strings.TrimSuffix(s, "/")
+	}
+	if !doublestar.ValidatePattern(pp.pat) {
+		return pp, errs.Newf(errs.KindConfig, "check the brackets and braces of the glob", "invalid path pattern %q", raw)
+	}
+	return pp, nil
+}
+
+// match reports whether the resolved absolute path abs (or one of its parent
+// directories, so a rule on a directory covers everything below it) matches.
+func (pp pathPattern) match(abs, root string) bool {
+	switch pp.kind {
+	case 0:
+		for q := abs; ; q = filepath.Dir(q) {
+			if doublestar.MatchUnvalidated(pp.pat, q) {
+				return true
+			}
+			if q == "/" || q == "." {
+				return false
+			}
+		}
+	case 1:
+		rel, ok := relInside(root, abs)
+		if !ok {
+			return false
+		}
+		for q := rel; q != "." && q != ""; q = filepath.Dir(q) {
+			if doublestar.MatchUnvalidated(pp.pat, filepath.ToSlash(q)) {
+				return true
+			}
+		}
+		return false
+	default:
+		// gitignore-style: any component of the path (so .env* also covers files in a
+		// directory named .envrc.d) — but only components below "/".
+		for q := abs; q != "/" && q != "."; q = filepath.Dir(q) {
+			if doublestar.MatchUnvalidated(pp.pat, filepath.Base(q)) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// relInside returns abs relative to root when abs is root or below it.
+func relInside(root, abs string) (string, bool) {
+	if abs == root {
+		return ".", true
+	}
+	prefix := root
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	if strings.HasPrefix(abs, prefix) {
+		return abs[len(prefix):], true
+	}
+	return "", false
+}
+
+func under(dir, abs string) bool {
+	_, ok := relInside(dir, abs)
+	return ok
+}
+
+// Inside reports whether the resolved path abs is in the workspace root.
+func (p *Policy) Inside(abs string) bool { return under(p.root, abs) }
+
+// specialWritable are device files every program may write.
+var specialWritable = map[string]bool{"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/tty": true, "/dev/zero": true}
+
+// DecidePath judges a resolved absolute path for op, returning the decision and why.
+// Order: denied_paths (deny) > path_rules (override; most restrictive among matches) >
+// grants (readable/writable, temp dir) > preset (reads inside the root always allow).
+func (p *Policy) DecidePath(abs string, op Op) (Decision, string) {
+	for _, d := range p.denied {
+		if d.match(abs, p.root) {
+			return Deny, fmt.Sprintf("%s matches denied_paths %q", abs, d.raw)
+		}
+	}
+	var ruled *Decision
+	var why string
+	for _, r := range p.rules {
+		dp := r.read
+		if op == OpWrite {
+			dp = r.write
+		}
+		if dp == nil || !r.match(abs, p.root) {
+			continue
+		}
+		if ruled == nil || *dp > *ruled {
+			v := *dp
+			ruled = &v
+			why = fmt.Sprintf("path rule %q says %s for %ss", r.raw, v, op)
+		}
+	}
+	if ruled != nil {
+		return *ruled, why
+	}
+	if op == OpWrite && specialWritable[abs] || strings.HasPrefix(abs, "/dev/fd/") || strings.HasPrefix(abs, "/proc/self/fd/") {
+		return Allow, "standard stream"
+	}
+	for _, w := range p.writable {
+		if under(w, abs) {
+			return Allow, "writable grant " + w
+		}
+	}
+	if p.tmp != "" && under(p.tmp, abs) {
+		return Allow, "temp dir"
+	}
+	inside := p.Inside(abs)
+	if op == OpRead {
+		if inside {
+			return Allow, "inside the workspace"
+		}
+		for _, r := range p.readable {
+			if under(r, abs) {
+				return Allow, "readable grant " + r
+			}
+		}
+		return p.preset.ReadOutside, fmt.Sprintf("reading outside the workspace (%s) is %s under the %s policy", abs, p.preset.ReadOutside, p.name)
+	}
+	if inside {
+		return p.preset.WriteInside, fmt.Sprintf("writing inside the workspace is %s under the %s policy", p.preset.WriteInside, p.name)
+	}
+	return p.preset.WriteOutside, fmt.Sprintf("writing outside the workspace (%s) is %s under the %s policy", abs, p.preset.WriteOutside, p.name)
+}
+
+// DecideArgv judges a simple command's words by the command rules (config and session
+// grants; the longest word-boundary prefix wins, ties most restrictive) or the
+// preset's shell default.
+func (p *Policy) DecideArgv(argv []string) (Decision, string) {
+	if len(argv) == 0 {
+		return Allow, ""
+	}
+	best, bestLen, why := p.preset.Shell, 0, fmt.Sprintf("commands are %s by default under the %s policy", p.preset.Shell, p.name)
+	if p.name == PresetReadonly {
+		why = "the readonly policy runs no commands"
+	}
+	consider := func(rules []compiledCmdRule) {
+		for _, r := range rules {
+			if len(r.words) > len(argv) || len(r.words) < bestLen {
+				continue
+			}
+			ok := true
+			for i, w := range r.words {
+				if argv[i] != w && !(i == 0 && filepath.Base(argv[0]) == w) {
+					ok = false
+					break
+				}
+			}
+			if !ok {
+				continue
+			}
+			if len(r.words) > bestLen || r.decision > best {
+				best, bestLen = r.decision, len(r.words)
+				why = fmt.Sprintf("%s rule %q says %s", r.source, strings.Join(r.words, " "), r.decision)
+			}
+		}
+	}
+	consider(p.cmdRules)
+	p.mu.RLock()
+	consider(p.granted)
+	p.mu.RUnlock()
+	if p.name == PresetReadonly && best != Deny {
+		// readonly runs no shell at all: not even a configured rule loosens it.
+		return Deny, "the readonly policy runs no commands"
+	}
+	return best, why
+}
+
+// Grant stores "allow for this session" prefix rules (in memory only).
+func (p *Policy) Grant(prefixes []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, pr := range prefixes {
+		words := strings.Fields(pr)
+		if len(words) == 0 {
+			continue
+		}
+		p.granted = append(p.granted, compiledCmdRule{words: words, decision: Allow, source: "session"})
+	}
+}
+
+// Grants returns the session's prefix rules, sorted.
+func (p *Policy) Grants() []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	var out []string
+	for _, g := range p.granted {
+		out = append(out, strings.Join(g.words, " "))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// WritableRoots are the directories child processes may write to under the sandbox.
+func (p *Policy) WritableRoots() []string {
+	var out []string
+	if p.preset.WriteInside == Allow {
+		out = append(out, p.root)
+	}
+	if p.tmp != "" {
+		out = append(out, p.tmp)
+	}
+	return append(out, p.writable...)
+}

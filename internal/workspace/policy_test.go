@@ -1,0 +1,150 @@
+package workspace
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestPathDecisions(t *testing.T) {
+	e := newTestEnv(t)
+	cases := []struct {
+		path                     string
+		op                       Op
+		readonly, coding, trusted Decision
+	}{
+		{"src/main.go", OpRead, A, A, A},
+		{"./src/../src/main.go", OpRead, A, A, A},
+		{"/etc/passwd", OpRead, D, Q, A},
+		{"~/.ssh/id_rsa", OpRead, D, D, D},
+		{e.home + "/.ssh/id_rsa", OpRead, D, D, D},
+		{".env", OpRead, D, D, D},
+		{"src/.env.production", OpRead, D, D, D},
+		{"link_out/passwd", OpRead, D, Q, A},
+		{"link_out/../x", OpRead, D, Q, A}, // /etc/.. is /, not the root
+		{"src/../../x", OpRead, D, Q, A},
+		{"secrets/a.pem", OpRead, D, D, D},
+		{"/usr/share/dict/words", OpRead, A, A, A},
+		{"src/new.go", OpWrite, D, A, A},
+		{"../out", OpWrite, D, D, Q},
+		{"/etc/x", OpWrite, D, D, Q},
+		{"link_out/x", OpWrite, D, D, Q},
+		{"link_in/x.go", OpWrite, D, A, A},
+		{"~/x", OpWrite, D, D, Q},
+		{"~/cache/x", OpWrite, A, A, A},
+		{e.tmp + "/x", OpWrite, D, A, A},
+		{".env", OpWrite, D, D, D},
+		{"dang", OpWrite, D, D, Q},
+		{"/opt/shared/x", OpWrite, A, A, A},
+		{"/dev/null", OpWrite, A, A, A},
+		{"loop", OpRead, A, A, A},
+		{"new/deep/dir/file", OpWrite, D, A, A},
+		{"src/../../root/src/x", OpWrite, D, A, A},
+	}
+	for _, pol := range []string{PresetReadonly, PresetCoding, PresetTrusted} {
+		p := e.policy(t, pol)
+		for _, c := range cases {
+			want := map[string]Decision{PresetReadonly: c.readonly, PresetCoding: c.coding, PresetTrusted: c.trusted}[pol]
+			abs := p.Resolve(c.path, "")
+			got, why := p.DecidePath(abs, c.op)
+			if got != want {
+				t.Errorf("%s: %s %s (-> %s) = %s, want %s (%s)", pol, c.op, c.path, abs, got, want, why)
+			}
+		}
+	}
+}
+
+func TestResolve(t *testing.T) {
+	e := newTestEnv(t)
+	p := e.policy(t, PresetCoding)
+	cases := map[string]string{
+		"src/main.go":        e.root + "/src/main.go",
+		"link_in/main.go":    e.root + "/src/main.go",
+		"link_out/passwd":    "/etc/passwd",
+		"link_out/../x":      "/x",
+		"~/.ssh":             e.home + "/.ssh",
+		"/a/../b":            "/b",
+		"nope/../src":        e.root + "/src",
+		"dang":               "/nonexistent/x",
+		e.root + "/./src/..": e.root,
+	}
+	for in, want := range cases {
+		if got := p.Resolve(in, ""); got != want {
+			t.Errorf("Resolve(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := p.Resolve("main.go", filepath.Join(e.root, "src")); got != e.root+"/src/main.go" {
+		t.Errorf("relative to cwd: %q", got)
+	}
+}
+
+func TestCommandRulesWordBoundary(t *testing.T) {
+	e := newTestEnv(t)
+	p := e.policy(t, PresetCoding)
+	cases := []struct {
+		argv []string
+		want Decision
+	}{
+		{[]string{"git", "push", "origin"}, Ask},
+		{[]string{"git", "pushx"}, Allow},
+		{[]string{"git", "push", "--force"}, Deny},
+		{[]string{"/usr/bin/git", "push"}, Ask},
+		{[]string{"gitx"}, Ask},
+		{[]string{"go", "test"}, Allow},
+		{[]string{"go", "testx"}, Ask},
+	}
+	for _, c := range cases {
+		if got, why := p.DecideArgv(c.argv); got != c.want {
+			t.Errorf("%v = %s, want %s (%s)", c.argv, got, c.want, why)
+		}
+	}
+}
+
+func TestSessionGrant(t *testing.T) {
+	e := newTestEnv(t)
+	p := e.policy(t, PresetCoding)
+	a := p.AnalyzeCommand("make test && timeout 5 python3 -m pytest -x && cargo build", "")
+	if a.Decision != Ask {
+		t.Fatalf("decision %s", a.Decision)
+	}
+	rules := a.Rules()
+	want := []string{"make test", "python3 -m pytest", "cargo build"}
+	if strings.Join(rules, "|") != strings.Join(want, "|") {
+		t.Fatalf("rules %q, want %q", rules, want)
+	}
+	for _, r := range rules {
+		if strings.Contains(r, "&&") || strings.Contains(r, "-x") {
+			t.Errorf("rule %q is not a prefix", r)
+		}
+	}
+	p.Grant(rules)
+	if a := p.AnalyzeCommand("make test && timeout 5 python3 -m pytest -x && cargo build", ""); a.Decision != Allow {
+		t.Fatalf("after grant: %s (%s)", a.Decision, a.Explain())
+	}
+	// The grant is a command rule: path claims still apply.
+	if a := p.AnalyzeCommand("cargo build > /etc/x", ""); a.Decision != Deny {
+		t.Fatalf("grant loosened a path claim: %s", a.Decision)
+	}
+	if a := p.AnalyzeCommand("cargo publish", ""); a.Decision != Ask {
+		t.Fatalf("grant leaked to another subcommand: %s", a.Decision)
+	}
+	if len(a.Subcommands) != 3 || a.Subcommands[1].Text != "timeout 5 python3 -m pytest -x" {
+		t.Fatalf("subcommands %+v", a.Subcommands)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	e := newTestEnv(t)
+	bad := []Config{
+		{Root: e.root, Policy: "yolo"},
+		{Root: e.root, CommandRules: []CommandRule{{Prefix: "git", Decision: "maybe"}}},
+		{Root: e.root, CommandRules: []CommandRule{{Prefix: " ", Decision: "allow"}}},
+		{Root: e.root, DeniedPaths: []string{"[unclosed"}},
+		{Root: e.base + "/missing"},
+	}
+	for i, c := range bad {
+		if _, err := NewPolicy(c); err == nil {
+			t.Errorf("config %d accepted", i)
+		}
+	}
+}
