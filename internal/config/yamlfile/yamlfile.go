@@ -26,7 +26,37 @@ func Decode(path string, data []byte, v any) error {
 	if err == nil {
 		return nil
 	}
+	var ye yaml.Error
+	if !errors.As(err, &ye) {
+		// Some conversion errors (durations) carry no position: find the value.
+		if line := lineOfQuoted(data, err.Error()); line > 0 {
+			hint := "fix the value"
+			if strings.Contains(err.Error(), "duration") {
+				hint = "use a duration like 500ms, 30s or 2m"
+			}
+			return &errs.Error{Kind: errs.KindConfig, Msg: fmt.Sprintf("%s:%d: %v", path, line, err), Hint: hint}
+		}
+	}
 	return Wrap(path, err, KnownKeys(reflect.TypeOf(v)))
+}
+
+// lineOfQuoted returns the 1-based line of data holding the first "quoted" value of msg.
+func lineOfQuoted(data []byte, msg string) int {
+	i := strings.IndexByte(msg, '"')
+	if i < 0 {
+		return 0
+	}
+	j := strings.IndexByte(msg[i+1:], '"')
+	if j <= 0 {
+		return 0
+	}
+	val := msg[i+1 : i+1+j]
+	for n, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, val) {
+			return n + 1
+		}
+	}
+	return 0
 }
 
 // Wrap classifies a goccy/go-yaml error for path; known lists the keys accepted
