@@ -4,44 +4,1030 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/lovia-dev/lovia/internal/agent"
+	"github.com/lovia-dev/lovia/internal/compaction"
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/event"
+	"github.com/lovia-dev/lovia/internal/plugin"
+	"github.com/lovia-dev/lovia/internal/provider"
 	"github.com/lovia-dev/lovia/internal/store"
 	"github.com/lovia-dev/lovia/internal/tool"
 	"github.com/lovia-dev/lovia/internal/transcript"
+	"github.com/lovia-dev/lovia/internal/usage"
 )
 
-// loop is a placeholder while the full loop lands; it fails every run clearly.
+// loop owns all mutable state of one run. Only the run goroutine writes it; mu guards
+// the parts other goroutines read (tools reading Entries/Usage, hooks).
 type loop struct {
-	h         *Handle
+	h      *Handle
+	entry  *agent.Agent
+	input  []transcript.Entry
+	opts   Options
+	log    *slog.Logger
+	now    func() time.Time
+	policy compaction.Policy
+
 	sessionID string
+	startedAt time.Time
+
+	mu      sync.Mutex
+	body    []transcript.Entry // session history followed by this run's entries
+	histLen int
+	usage   usage.Usage
+
+	turns   int
+	active  *active
+	actives map[*agent.Agent]*active
+	closers []namedCloser
+	rc      atomic.Pointer[tool.RunContext]
+
+	emitMu sync.Mutex
+	seq    int64
+
+	saved           int // run entries already in the checkpoint
+	contextState    json.RawMessage
+	lastInputTokens int
+	pendingHandoff  string
+	granted         map[string]bool
+	repairsLeft     int
+	callSeq         int
+
+	output     string
+	structured json.RawMessage
+	replay     *store.Snapshot
 }
 
 func newLoop(h *Handle, a *agent.Agent, input []transcript.Entry, opts Options) *loop {
-	sid := opts.SessionID
-	if sid == "" {
-		sid = newID("ses_")
+	l := &loop{h: h, entry: a, opts: opts, granted: map[string]bool{}}
+	l.log = opts.Logger
+	if l.log == nil {
+		l.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &loop{h: h, sessionID: sid}
-}
-
-func (l *loop) run(ctx context.Context) {
-	err := errs.New(errs.KindInternal, "run loop not implemented yet", "")
-	l.h.events.push(event.Event{Type: event.RunFailed, Seq: 1, RunID: l.h.runID, Status: string(store.StatusFailed), Error: errorEvent(err)})
-	l.h.events.close()
-	l.h.result, l.h.err = &Result{RunID: l.h.runID, SessionID: l.sessionID, Status: store.StatusFailed}, err
-	close(l.h.done)
-}
-
-// AgentTool exposes agent a as the tool "ask_<name>".
-func AgentTool(a *agent.Agent, description string, opts Options) tool.Tool {
-	return &tool.FuncTool{S: tool.Spec{Name: "ask_" + a.Name, Description: description}}
+	l.now = opts.Now
+	if l.now == nil {
+		l.now = time.Now
+	}
+	l.policy = opts.ContextPolicy
+	if l.policy == nil {
+		l.policy = compaction.Noop{}
+	}
+	l.sessionID = opts.SessionID
+	if l.sessionID == "" {
+		l.sessionID = newID("ses_")
+	}
+	l.input = make([]transcript.Entry, 0, len(input))
+	for _, e := range input {
+		e = e.Clone()
+		e.RunID = opts.RunID
+		l.input = append(l.input, e)
+	}
+	return l
 }
 
 func newID(prefix string) string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return prefix + hex.EncodeToString(b[:])
+}
+
+// runEntries is this run's own contribution (no history). The loop goroutine only.
+func (l *loop) runEntries() []transcript.Entry { return l.body[l.histLen:] }
+
+func (l *loop) appendEntries(es ...transcript.Entry) {
+	l.mu.Lock()
+	l.body = append(l.body, es...)
+	l.mu.Unlock()
+}
+
+// snapshotEntries is RunContext.Entries: system head + history + run entries, copied.
+func (l *loop) snapshotEntries() []transcript.Entry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]transcript.Entry, 0, len(l.body)+1)
+	if ac := l.active; ac != nil && ac.system != "" {
+		out = append(out, transcript.SystemInput(ac.system))
+	}
+	return append(out, l.body...)
+}
+
+func (l *loop) currentUsage() usage.Usage {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.usage
+}
+
+func (l *loop) addUsage(u usage.Usage) {
+	l.mu.Lock()
+	l.usage = l.usage.Add(u)
+	l.mu.Unlock()
+}
+
+// newRC returns a fresh RunContext for agent name at turn; it is never mutated after.
+func (l *loop) newRC(agentName string, turn int) *tool.RunContext {
+	rc := &tool.RunContext{
+		RunID:       l.opts.RunID,
+		SessionID:   l.sessionID,
+		ParentRunID: l.opts.ParentRunID,
+		Agent:       agentName,
+		Turn:        turn,
+		Mailbox:     l.h.mbox,
+		Deps:        l.opts.Deps,
+		Cancel: func(reason string) {
+			l.h.Cancel(errs.New(errs.KindCancelled, "cancelled: "+reason, ""))
+		},
+		Entries: l.snapshotEntries,
+		Usage:   l.currentUsage,
+	}
+	rc.Ask = func(ctx context.Context, a *event.Approval) (tool.Decision, error) {
+		l.mu.Lock()
+		l.callSeq++
+		id := fmt.Sprintf("ask_%d", l.callSeq)
+		l.mu.Unlock()
+		return l.ask(ctx, id, "", nil, a)
+	}
+	return rc
+}
+
+// emit stamps ev, queues it for the stream and passes it to every hook. Hooks run
+// under emitMu so they see events in sequence order.
+func (l *loop) emit(ctx context.Context, ev event.Event) {
+	l.emitMu.Lock()
+	defer l.emitMu.Unlock()
+	l.seq++
+	ev.Seq = l.seq
+	ev.Time = l.now()
+	ev.RunID = l.opts.RunID
+	var hooks []plugin.Hook
+	if ac := l.activeForEmit(); ac != nil {
+		if ev.Agent == "" {
+			ev.Agent = ac.agent.Name
+		}
+		hooks = ac.hooks
+	} else if l.entry != nil {
+		hooks = l.entry.Hooks
+	}
+	l.h.events.push(ev)
+	if len(hooks) == 0 {
+		return
+	}
+	rc := l.rc.Load()
+	if rc == nil {
+		rc = l.newRC(ev.Agent, ev.Turn)
+	}
+	hctx := context.WithoutCancel(ctx)
+	for _, hk := range hooks {
+		if err := callHook(hctx, hk, ev, rc); err != nil {
+			l.log.Warn("hook failed", "event", string(ev.Type), "err", err)
+		}
+	}
+}
+
+func callHook(ctx context.Context, hk plugin.Hook, ev event.Event, rc *tool.RunContext) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("hook panicked: %v", r)
+		}
+	}()
+	return hk(ctx, ev, rc)
+}
+
+func (l *loop) activeForEmit() *active {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.active
+}
+
+func (l *loop) setActive(ac *active) {
+	l.mu.Lock()
+	l.active = ac
+	l.mu.Unlock()
+}
+
+// run executes the whole run and always ends the stream with one terminal event.
+func (l *loop) run(ctx context.Context) {
+	var err error
+	defer func() {
+		if r := recover(); r != nil {
+			l.log.Error("run loop panic", "panic", r, "stack", string(debug.Stack()))
+			err = errs.Newf(errs.KindInternal, "this is a bug in lovia or one of its providers/plugins; the run can be resumed",
+				"run loop panic: %v", r)
+		}
+		l.finish(ctx, err)
+	}()
+	err = l.execute(ctx)
+}
+
+func (l *loop) maxTurns() int {
+	if l.opts.MaxTurns > 0 {
+		return l.opts.MaxTurns
+	}
+	if l.active != nil {
+		return l.active.agent.MaxTurns()
+	}
+	return agent.DefaultMaxTurns
+}
+
+func (l *loop) budget() int {
+	if l.opts.BudgetTokens > 0 {
+		return l.opts.BudgetTokens
+	}
+	if l.active != nil {
+		return l.active.agent.Limits.BudgetTokens
+	}
+	return 0
+}
+
+// execute is setup + turns. It returns nil when the run completed (l.output set).
+func (l *loop) execute(ctx context.Context) error {
+	l.startedAt = l.now()
+	cp := l.opts.Checkpointer
+	var snap *store.Snapshot
+	if cp != nil {
+		s, err := cp.Load(ctx, l.opts.RunID)
+		switch {
+		case err == nil:
+			snap = s
+		case errors.Is(err, store.ErrNotFound):
+		default:
+			return errs.Wrap(errs.KindStore, err, "loading the checkpoint of run "+l.opts.RunID, "check the database path (--db) and its permissions")
+		}
+	} else if l.opts.IfRunExists == ResumeOnly {
+		return errs.New(errs.KindConfig, "cannot resume run "+l.opts.RunID+": no checkpoint store is configured", "resume with the same --db the run used")
+	}
+	switch {
+	case snap == nil && l.opts.IfRunExists == ResumeOnly:
+		return errs.Newf(errs.KindNotFound, "list runs with `lovia runs`", "no checkpoint for run %q", l.opts.RunID)
+	case snap != nil && l.opts.IfRunExists == FailRun:
+		return errs.Newf(errs.KindRunConflict, "use a new --run-id, or omit it", "run %q already exists", l.opts.RunID)
+	case snap != nil && l.opts.IfRunExists == RestartRun:
+		r, ok := cp.(interface {
+			Reset(ctx context.Context, runID string) error
+		})
+		if !ok {
+			return errs.Newf(errs.KindConfig, "use a new --run-id", "run %q exists and this checkpoint store cannot restart runs", l.opts.RunID)
+		}
+		if err := r.Reset(ctx, l.opts.RunID); err != nil {
+			return errs.Wrap(errs.KindStore, err, "restarting run "+l.opts.RunID, "")
+		}
+		snap = nil
+	}
+
+	a := l.entry
+	if snap != nil {
+		if snap.Head.SessionID != "" && l.opts.SessionID == "" {
+			l.sessionID = snap.Head.SessionID
+		}
+		if snap.Head.ParentRunID != "" && l.opts.ParentRunID == "" {
+			l.opts.ParentRunID = snap.Head.ParentRunID
+		}
+		if l.opts.Settings == nil {
+			l.opts.Settings = snap.Head.Settings
+		}
+		if !snap.Head.StartedAt.IsZero() {
+			l.startedAt = snap.Head.StartedAt
+		}
+		l.h.setSessionID(l.sessionID)
+		if snap.Head.Status == store.StatusCompleted && snap.Head.Result != nil {
+			l.replay = snap
+			return l.replayCompleted(ctx, snap)
+		}
+		if name := snap.Head.Agent; name != "" && (a == nil || a.Name != name) {
+			if a == nil || a.Find(name) == nil {
+				return errs.Newf(errs.KindConfig, "resume with the agent (preset) the run started with",
+					"run %q was last handled by agent %q, which is not reachable from agent %q", l.opts.RunID, name, agentName(a))
+			}
+			a = a.Find(name)
+		}
+	}
+	l.h.setSessionID(l.sessionID)
+
+	ac, err := l.activate(ctx, a)
+	if err != nil {
+		l.emit(ctx, event.Event{Type: event.RunStarted, SessionID: l.sessionID, Agent: agentName(a)})
+		return err
+	}
+	l.setActive(ac)
+	l.rc.Store(l.newRC(ac.agent.Name, l.turns))
+	l.repairsLeft = repairTurns(ac.agent)
+	l.emit(ctx, event.Event{Type: event.RunStarted, SessionID: l.sessionID})
+
+	// Prior conversation.
+	if l.opts.Session != nil {
+		hist, err := l.opts.Session.Load(ctx, l.sessionID)
+		if err != nil {
+			return errs.Wrap(errs.KindStore, err, "loading session "+l.sessionID, "check the database path (--db) and its permissions")
+		}
+		l.body = make([]transcript.Entry, 0, len(hist)+64)
+		for _, e := range hist {
+			if e.IsSystem() {
+				continue // the system head is rebuilt, never replayed from history
+			}
+			l.body = append(l.body, e)
+		}
+		l.histLen = len(l.body)
+	}
+
+	if snap != nil {
+		return l.resume(ctx, snap)
+	}
+
+	l.appendEntries(l.input...)
+	if err := l.inputGuardrails(ctx); err != nil {
+		return err
+	}
+	if err := l.checkpoint(ctx, store.StatusRunning); err != nil {
+		return err
+	}
+	return l.turnsLoop(ctx)
+}
+
+func agentName(a *agent.Agent) string {
+	if a == nil {
+		return ""
+	}
+	return a.Name
+}
+
+func repairTurns(a *agent.Agent) int {
+	switch {
+	case a.OutputRepairTurns < 0:
+		return 0
+	case a.OutputRepairTurns == 0:
+		return 1
+	}
+	return a.OutputRepairTurns
+}
+
+// resume continues a checkpointed run: the snapshot entries follow the history; calls
+// left without results are re-executed within the same turn; a reply that already
+// answered without calls is parsed as the final output.
+func (l *loop) resume(ctx context.Context, snap *store.Snapshot) error {
+	for _, e := range snap.Entries {
+		if e.IsSystem() {
+			continue
+		}
+		l.appendEntries(e)
+	}
+	l.saved = len(snap.Entries)
+	h := snap.Head
+	l.turns = h.Turns
+	l.mu.Lock()
+	l.usage = h.Usage
+	l.mu.Unlock()
+	l.lastInputTokens = h.LastInputTokens
+	l.contextState = h.ContextState
+	l.rc.Store(l.newRC(l.active.agent.Name, l.turns))
+	if err := l.checkpoint(ctx, store.StatusRunning); err != nil {
+		return err
+	}
+
+	run := l.runEntries()
+	if pending := transcript.Pending(run); len(pending) > 0 {
+		l.log.Info("resume: re-executing calls without results", "run", l.opts.RunID, "calls", len(pending))
+		if err := l.toolPhase(ctx, pending); err != nil {
+			return err
+		}
+		l.emit(ctx, event.Event{Type: event.TurnEnded, Turn: l.turns, Usage: ptr(l.currentUsage())})
+		if err := l.applyHandoff(ctx); err != nil {
+			return err
+		}
+	} else if reply := lastReply(run); reply != nil {
+		done, err := l.finalOutput(ctx, reply)
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+	} else if len(run) == 0 {
+		return errs.Newf(errs.KindStore, "start a new run", "the checkpoint of run %q holds no entries", l.opts.RunID)
+	}
+	return l.turnsLoop(ctx)
+}
+
+// lastReply returns the trailing model reply of run if the run ends with a reply that
+// called no tools (a crash between the reply's checkpoint and finalization).
+func lastReply(run []transcript.Entry) []transcript.Entry {
+	i := len(run)
+	for i > 0 && (run[i-1].Type == transcript.TypeAssistantText || run[i-1].Type == transcript.TypeReasoning) {
+		i--
+	}
+	if i == len(run) {
+		return nil
+	}
+	return run[i:]
+}
+
+func (l *loop) replayCompleted(ctx context.Context, snap *store.Snapshot) error {
+	name := snap.Head.Agent
+	l.emit(ctx, event.Event{Type: event.RunStarted, SessionID: l.sessionID, Agent: name})
+	l.turns = snap.Head.Turns
+	l.mu.Lock()
+	l.usage = snap.Head.Usage
+	l.body = snap.Entries
+	l.mu.Unlock()
+	l.output = snap.Head.Result.Output
+	l.structured = snap.Head.Result.StructuredOutput
+	// Heal a crash between checkpoint finalization and the session append (the append
+	// is idempotent).
+	if l.opts.Session != nil {
+		if err := l.opts.Session.Append(ctx, l.sessionID, l.opts.RunID, l.runEntries(), l.sessionMeta()); err != nil {
+			return errs.Wrap(errs.KindStore, err, "appending run "+l.opts.RunID+" to session "+l.sessionID, "")
+		}
+	}
+	return nil
+}
+
+func (l *loop) checkLimits(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return cancelError(ctx)
+	}
+	if max := l.maxTurns(); l.turns >= max {
+		return errs.Newf(errs.KindMaxTurns, fmt.Sprintf("raise the limit with --max-turns (now %d) or narrow the task", max),
+			"max turns reached (%d)", max)
+	}
+	if b := l.budget(); b > 0 {
+		if used := l.currentUsage().Total(); used >= b {
+			return errs.Newf(errs.KindBudget, "raise --budget-tokens or narrow the task",
+				"token budget exhausted: %d of %d tokens used", used, b)
+		}
+	}
+	return nil
+}
+
+func (l *loop) turnsLoop(ctx context.Context) error {
+	for {
+		if err := l.checkLimits(ctx); err != nil {
+			return err
+		}
+		l.turns++
+		turn := l.turns
+		l.rc.Store(l.newRC(l.active.agent.Name, turn))
+		l.emit(ctx, event.Event{Type: event.TurnStarted, Turn: turn})
+		for _, m := range l.h.mbox.Drain() {
+			e := transcript.UserInput(m.Text)
+			e.RunID = l.opts.RunID
+			l.appendEntries(e)
+			l.emit(ctx, event.Event{Type: event.UserMessageInjected, Turn: turn, Text: m.Text})
+		}
+
+		reply, err := l.modelPhase(ctx, turn)
+		if err != nil {
+			return err
+		}
+		var calls []transcript.Entry
+		for _, e := range reply {
+			if e.Type == transcript.TypeToolCall {
+				calls = append(calls, e)
+			}
+		}
+		done := false
+		if len(calls) > 0 {
+			if err := l.toolPhase(ctx, calls); err != nil {
+				return err
+			}
+		} else {
+			if done, err = l.finalOutput(ctx, reply); err != nil {
+				return err
+			}
+		}
+		l.emit(ctx, event.Event{Type: event.TurnEnded, Turn: turn, Usage: ptr(l.currentUsage())})
+		if done {
+			return nil
+		}
+		if err := l.applyHandoff(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// render asks the context policy for this call's view and appends the plugin view
+// injectors' transient entries.
+func (l *loop) render(ctx context.Context, turn int, overflow, force bool) (compaction.Result, error) {
+	ac := l.active
+	res, err := l.policy.Compact(ctx, compaction.Request{
+		RunID:           l.opts.RunID,
+		SessionID:       l.sessionID,
+		Body:            l.body,
+		System:          ac.system,
+		Tools:           ac.toolSchemas,
+		ToolNames:       ac.toolNames,
+		ContextWindow:   ac.info.ContextWindow,
+		LastInputTokens: l.lastInputTokens,
+		State:           l.contextState,
+		Overflow:        overflow,
+		Force:           force,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return res, cancelError(ctx)
+		}
+		if _, ok := errAsKind(err); ok {
+			return res, err
+		}
+		return res, errs.Wrap(errs.KindInternal, err, "context policy failed", "")
+	}
+	l.contextState = res.State
+	if res.Compacted {
+		info := res.Info
+		if info == nil {
+			info = &event.Compaction{}
+		}
+		info.Overflow = info.Overflow || overflow
+		info.Forced = info.Forced || force
+		l.emit(ctx, event.Event{Type: event.ContextCompacted, Turn: turn, Compaction: info})
+	}
+	if len(ac.injectors) > 0 {
+		rc := l.rc.Load()
+		var extra []transcript.Entry
+		for i, inj := range ac.injectors {
+			es, err := callInjector(ctx, inj, rc)
+			if err != nil {
+				l.log.Warn("view injector failed (skipped)", "index", i, "err", err)
+				continue
+			}
+			for _, e := range es {
+				e.Synthetic = true
+				extra = append(extra, e)
+			}
+		}
+		if len(extra) > 0 {
+			// Clip so the append copies: the view may alias the transcript's array.
+			v := res.View[:len(res.View):len(res.View)]
+			res.View = append(v, extra...)
+		}
+	}
+	return res, nil
+}
+
+func callInjector(ctx context.Context, inj plugin.ViewInjector, rc *tool.RunContext) (es []transcript.Entry, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("view injector panicked: %v", r)
+		}
+	}()
+	return inj(ctx, rc)
+}
+
+// modelPhase renders the view, streams the reply, appends it and checkpoints.
+func (l *loop) modelPhase(ctx context.Context, turn int) ([]transcript.Entry, error) {
+	ac := l.active
+	view, err := l.render(ctx, turn, false, l.h.forceCompact.Swap(false))
+	if err != nil {
+		return nil, err
+	}
+	req := provider.Request{
+		Model:        ac.info.Model,
+		System:       ac.system,
+		Entries:      view.View,
+		Tools:        ac.toolDefs,
+		StablePrefix: view.StablePrefix,
+	}
+	if ac.outputValidate != nil && ac.nativeSchema {
+		req.OutputSchema = ac.agent.OutputSchema
+		req.OutputName = ac.agent.OutputName
+	}
+	var reply []transcript.Entry
+	var u usage.Usage
+	for attempt := 0; ; attempt++ {
+		var streamed bool
+		reply, u, streamed, err = l.stream(ctx, turn, req)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil, cancelError(ctx)
+		}
+		if errors.Is(err, provider.ErrContextOverflow) {
+			if !streamed && attempt == 0 {
+				again, rerr := l.render(ctx, turn, true, false)
+				if rerr != nil {
+					return nil, rerr
+				}
+				if again.Compacted {
+					req.Entries, req.StablePrefix = again.View, again.StablePrefix
+					continue
+				}
+			}
+			return nil, errs.Wrap(errs.KindOverflow, err, "the conversation does not fit the model's context window",
+				"start a new session (or /compact), or use a model with a larger context window")
+		}
+		if _, ok := errAsKind(err); ok {
+			return nil, err
+		}
+		return nil, errs.Wrap(errs.KindProvider, err, "model call failed", "check the provider's status and your network, then `lovia resume "+l.opts.RunID+"`")
+	}
+	if u.Requests == 0 {
+		u.Requests = 1
+	}
+	l.addUsage(u)
+	if u.InputTokens > 0 {
+		l.lastInputTokens = u.InputTokens + u.CachedInputTokens
+	}
+
+	var text strings.Builder
+	for i := range reply {
+		e := &reply[i]
+		e.RunID = l.opts.RunID
+		e.Agent = ac.agent.Name
+		switch e.Type {
+		case transcript.TypeToolCall:
+			if e.CallID == "" {
+				l.callSeq++
+				e.CallID = fmt.Sprintf("call_%s_%d", l.opts.RunID, l.callSeq)
+			}
+			if len(e.Args) == 0 {
+				e.Args = json.RawMessage(`{}`)
+			}
+		case transcript.TypeAssistantText:
+			text.WriteString(e.Text)
+		}
+	}
+	l.appendEntries(reply...)
+	l.emit(ctx, event.Event{Type: event.MessageCompleted, Turn: turn, Text: text.String(), Usage: &u})
+	if err := l.checkpoint(ctx, store.StatusRunning); err != nil {
+		return nil, err
+	}
+	return reply, nil
+}
+
+// stream runs one provider call. streamed reports whether anything (not discarded)
+// was received before an error.
+func (l *loop) stream(ctx context.Context, turn int, req provider.Request) (reply []transcript.Entry, u usage.Usage, streamed bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			l.log.Error("provider panic", "panic", r, "stack", string(debug.Stack()))
+			err = errs.Newf(errs.KindProvider, "this is a bug in the provider adapter; the run can be resumed", "provider panicked: %v", r)
+		}
+	}()
+	for d, derr := range l.active.prov.Stream(ctx, req) {
+		if derr != nil {
+			return reply, u, streamed, derr
+		}
+		switch d.Kind {
+		case provider.DeltaText:
+			streamed = true
+			l.emit(ctx, event.Event{Type: event.TextDelta, Turn: turn, Text: d.Text})
+		case provider.DeltaReasoning:
+			streamed = true
+			l.emit(ctx, event.Event{Type: event.ReasoningDelta, Turn: turn, Text: d.Text})
+		case provider.DeltaToolCall:
+			streamed = true
+		case provider.DeltaEntry:
+			if d.Entry != nil {
+				streamed = true
+				reply = append(reply, d.Entry.Clone())
+			}
+		case provider.DeltaUsage:
+			if d.Usage != nil {
+				u = u.Add(*d.Usage)
+			}
+		case provider.DeltaDiscard:
+			reply, streamed = reply[:0], false
+			l.emit(ctx, event.Event{Type: event.OutputDiscarded, Turn: turn, Text: d.Text})
+		}
+	}
+	if ctx.Err() != nil {
+		return reply, u, streamed, cancelError(ctx)
+	}
+	return reply, u, streamed, nil
+}
+
+// finalOutput handles a reply without tool calls. done=false means a repair turn was
+// armed.
+func (l *loop) finalOutput(ctx context.Context, reply []transcript.Entry) (bool, error) {
+	var sb strings.Builder
+	for _, e := range reply {
+		if e.Type == transcript.TypeAssistantText {
+			sb.WriteString(e.Text)
+		}
+	}
+	text := sb.String()
+	ac := l.active
+	if ac.outputValidate == nil {
+		l.output = text
+		return true, nil
+	}
+	js, verr := parseStructured(text, ac.outputValidate)
+	if verr == nil {
+		l.output = text
+		l.structured = js
+		return true, nil
+	}
+	if l.repairsLeft > 0 {
+		l.repairsLeft--
+		msg := "Your final answer is not valid: " + verr.Error() + ". Reply again with only a JSON value that matches the required JSON Schema (no prose, no code fences)."
+		e := transcript.UserInput(msg)
+		e.RunID = l.opts.RunID
+		l.appendEntries(e)
+		l.emit(ctx, event.Event{Type: event.UserMessageInjected, Turn: l.turns, Text: msg})
+		if err := l.checkpoint(ctx, store.StatusRunning); err != nil {
+			return false, err
+		}
+		return false, nil
+	}
+	return false, errs.Wrap(errs.KindOutput, verr, "the final answer does not match the output schema",
+		"simplify the schema or use a stronger model; the raw answer is in the run's transcript")
+}
+
+// parseStructured extracts the JSON value of a final answer (tolerating a code fence)
+// and validates it.
+func parseStructured(text string, validate func(json.RawMessage) error) (json.RawMessage, error) {
+	s := strings.TrimSpace(text)
+	if strings.HasPrefix(s, "```") {
+		s = strings.TrimPrefix(s, "```")
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[i+1:]
+		}
+		s = strings.TrimSuffix(strings.TrimSpace(s), "```")
+		s = strings.TrimSpace(s)
+	}
+	if s == "" {
+		return nil, errors.New("the answer is empty, a JSON value was expected")
+	}
+	if !json.Valid([]byte(s)) {
+		return nil, errors.New("the answer is not valid JSON")
+	}
+	if err := validate(json.RawMessage(s)); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(s), nil
+}
+
+// applyHandoff swaps the active agent when a handoff is pending: only the system head
+// changes, the conversation body is kept.
+func (l *loop) applyHandoff(ctx context.Context) error {
+	name := l.pendingHandoff
+	if name == "" {
+		return nil
+	}
+	l.pendingHandoff = ""
+	from := l.active.agent
+	var target *agent.Agent
+	for _, h := range from.Handoffs {
+		if h != nil && h.Name == name {
+			target = h
+			break
+		}
+	}
+	if target == nil {
+		return errs.Newf(errs.KindInternal, "", "handoff target %q is not a handoff of agent %q", name, from.Name)
+	}
+	ac, err := l.activate(ctx, target)
+	if err != nil {
+		return err
+	}
+	l.setActive(ac)
+	l.rc.Store(l.newRC(ac.agent.Name, l.turns))
+	l.emit(ctx, event.Event{Type: event.HandoffOccurred, Turn: l.turns, Agent: ac.agent.Name, From: from.Name, To: ac.agent.Name})
+	return l.checkpoint(ctx, store.StatusRunning)
+}
+
+func (l *loop) guardrailText() string {
+	var sb strings.Builder
+	for _, e := range l.runEntries() {
+		if e.IsUser() {
+			if sb.Len() > 0 {
+				sb.WriteByte('\n')
+			}
+			sb.WriteString(e.Text)
+		}
+	}
+	return sb.String()
+}
+
+func (l *loop) inputGuardrails(ctx context.Context) error {
+	return l.runGuardrails(ctx, "input", l.active.inGuards, l.guardrailText())
+}
+
+func (l *loop) runGuardrails(ctx context.Context, which string, gs []plugin.Guardrail, text string) error {
+	rc := l.rc.Load()
+	for _, g := range gs {
+		res, err := g(ctx, rc, text)
+		if err != nil {
+			if ctx.Err() != nil {
+				return cancelError(ctx)
+			}
+			return errs.Wrap(errs.KindGuardrail, err, which+" guardrail failed", "")
+		}
+		if res.Tripped {
+			msg := res.Message
+			if msg == "" {
+				msg = "no reason given"
+			}
+			return errs.Newf(errs.KindGuardrail, "", "%s guardrail tripped: %s", which, msg)
+		}
+	}
+	return nil
+}
+
+// head builds the checkpoint head for status.
+func (l *loop) head(status store.Status) store.Head {
+	h := store.Head{
+		Status:          status,
+		SessionID:       l.sessionID,
+		EntryAgent:      agentName(l.entry),
+		ParentRunID:     l.opts.ParentRunID,
+		Usage:           l.currentUsage(),
+		Turns:           l.turns,
+		LastInputTokens: l.lastInputTokens,
+		ContextState:    l.contextState,
+		Settings:        l.opts.Settings,
+		PID:             os.Getpid(),
+		StartedAt:       l.startedAt,
+		UpdatedAt:       l.now(),
+	}
+	if l.active != nil {
+		h.Agent = l.active.agent.Name
+	} else {
+		h.Agent = agentName(l.entry)
+	}
+	return h
+}
+
+// checkpoint appends the run entries since the last append and overwrites the head.
+func (l *loop) checkpoint(ctx context.Context, status store.Status) error {
+	return l.writeCheckpoint(ctx, l.head(status))
+}
+
+func (l *loop) writeCheckpoint(ctx context.Context, h store.Head) error {
+	cp := l.opts.Checkpointer
+	if cp == nil {
+		return nil
+	}
+	run := l.runEntries()
+	if l.saved > len(run) {
+		l.saved = len(run)
+	}
+	if err := cp.Append(context.WithoutCancel(ctx), l.opts.RunID, run[l.saved:], h); err != nil {
+		return errs.Wrap(errs.KindStore, err, "writing the checkpoint of run "+l.opts.RunID, "check the database path (--db), disk space and permissions")
+	}
+	l.saved = len(run)
+	return nil
+}
+
+func (l *loop) sessionMeta() json.RawMessage {
+	b, _ := json.Marshal(struct {
+		Agent string      `json:"agent"`
+		Turns int         `json:"turns"`
+		Usage usage.Usage `json:"usage"`
+	}{l.finalAgent(), l.turns, l.currentUsage()})
+	return b
+}
+
+func (l *loop) finalAgent() string {
+	if l.replay != nil {
+		if l.replay.Head.Result != nil && l.replay.Head.Result.FinalAgent != "" {
+			return l.replay.Head.Result.FinalAgent
+		}
+		return l.replay.Head.Agent
+	}
+	if l.active != nil {
+		return l.active.agent.Name
+	}
+	return agentName(l.entry)
+}
+
+func finishReason(err error) string {
+	if err == nil {
+		return "stop"
+	}
+	switch errs.KindOf(err) {
+	case errs.KindMaxTurns:
+		return "max_turns"
+	case errs.KindBudget:
+		return "budget"
+	case errs.KindCancelled, errs.KindTerminated:
+		return "cancelled"
+	case errs.KindGuardrail:
+		return "guardrail"
+	}
+	return "error"
+}
+
+// finish persists the outcome, emits the terminal event, tears plugins down (LIFO) and
+// publishes the Result. Order on success: output guardrails, checkpoint finalized,
+// session append, run_completed.
+func (l *loop) finish(ctx context.Context, err error) {
+	pctx := context.WithoutCancel(ctx)
+	if err == nil && l.replay == nil {
+		err = l.complete(ctx)
+	}
+	if err != nil && ctx.Err() != nil && !isCancelKind(err) {
+		// The run was cancelled while something else failed because of it.
+		err = cancelError(ctx)
+	}
+	status := store.StatusCompleted
+	if err != nil {
+		status = store.StatusFailed
+		if isCancelKind(err) {
+			status = store.StatusInterrupted
+			var e *errs.Error
+			if errors.As(err, &e) && e.Hint == "" {
+				err = &errs.Error{Kind: e.Kind, Msg: e.Msg, Err: e.Err, Hint: "continue with `lovia resume " + l.opts.RunID + "`"}
+			}
+		}
+		if l.replay == nil && l.opts.Checkpointer != nil && errs.KindOf(err) != errs.KindRunConflict && errs.KindOf(err) != errs.KindNotFound {
+			h := l.head(status)
+			h.Error = err.Error()
+			h.ErrorKind = string(errs.KindOf(err))
+			if werr := l.writeCheckpoint(pctx, h); werr != nil {
+				l.log.Error("checkpoint write on failure", "err", werr)
+			}
+		}
+	}
+
+	u := l.currentUsage()
+	res := &Result{
+		RunID:            l.opts.RunID,
+		SessionID:        l.sessionID,
+		Status:           status,
+		Output:           l.output,
+		StructuredOutput: l.structured,
+		Usage:            u,
+		Turns:            l.turns,
+		FinishReason:     finishReason(err),
+		FinalAgent:       l.finalAgent(),
+		Replayed:         l.replay != nil,
+	}
+	if l.replay != nil && l.replay.Head.Result != nil {
+		res.FinishReason = l.replay.Head.Result.FinishReason
+	}
+	l.mu.Lock()
+	res.Entries = append([]transcript.Entry(nil), l.body[l.histLen:]...)
+	l.mu.Unlock()
+
+	ev := event.Event{Type: event.RunCompleted, SessionID: l.sessionID, Status: string(status), Turns: l.turns,
+		FinishReason: res.FinishReason, Usage: &u, Agent: res.FinalAgent}
+	if err != nil {
+		ev.Type = event.RunFailed
+		ev.Error = errorEvent(err)
+		res.Output, res.StructuredOutput = "", nil
+	} else {
+		ev.FinalOutput, ev.StructuredOutput = res.Output, res.StructuredOutput
+	}
+	l.emit(pctx, ev)
+
+	for i := len(l.closers) - 1; i >= 0; i-- {
+		c := l.closers[i]
+		if cerr := safeClose(pctx, c.close); cerr != nil {
+			l.log.Warn("plugin close failed", "plugin", c.name, "err", cerr)
+		}
+	}
+	l.h.result, l.h.err = res, err
+	l.h.events.close()
+	l.h.cancel(nil)
+	close(l.h.done)
+}
+
+func safeClose(ctx context.Context, f func(context.Context) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("close panicked: %v", r)
+		}
+	}()
+	return f(ctx)
+}
+
+func isCancelKind(err error) bool {
+	k := errs.KindOf(err)
+	return k == errs.KindCancelled || k == errs.KindTerminated
+}
+
+// complete runs the output guardrails, finalizes the checkpoint, then appends the
+// run to the session.
+func (l *loop) complete(ctx context.Context) error {
+	text := l.output
+	if len(l.structured) > 0 {
+		text = string(l.structured)
+	}
+	if err := l.runGuardrails(ctx, "output", l.active.outGuards, text); err != nil {
+		return err
+	}
+	h := l.head(store.StatusCompleted)
+	h.Result = &store.RunRecord{Output: l.output, StructuredOutput: l.structured, FinishReason: "stop", FinalAgent: l.finalAgent()}
+	if err := l.writeCheckpoint(ctx, h); err != nil {
+		return err
+	}
+	if l.opts.Session != nil {
+		if err := l.opts.Session.Append(context.WithoutCancel(ctx), l.sessionID, l.opts.RunID, l.runEntries(), l.sessionMeta()); err != nil {
+			return errs.Wrap(errs.KindStore, err, "appending run "+l.opts.RunID+" to session "+l.sessionID,
+				"the run is complete in its checkpoint; `lovia resume "+l.opts.RunID+"` retries the append")
+		}
+	}
+	return nil
 }
