@@ -43,7 +43,9 @@ type fcall struct {
 
 func mkcall(id, name, args string) fcall { return fcall{id, name, args} }
 
-func say(text string) reply { return reply{text: text, usage: usage.Usage{InputTokens: 10, OutputTokens: 5}} }
+func say(text string) reply {
+	return reply{text: text, usage: usage.Usage{InputTokens: 10, OutputTokens: 5}}
+}
 
 func calls(cs ...fcall) reply {
 	return reply{calls: cs, usage: usage.Usage{InputTokens: 10, OutputTokens: 5}}

@@ -662,7 +662,9 @@ func TestViewInjectorsAreTransient(t *testing.T) {
 			func(_ context.Context, rc *tool.RunContext) ([]transcript.Entry, error) {
 				return []transcript.Entry{transcript.UserInput("reminder " + string(rune('0'+n.Add(1))))}, nil
 			},
-			func(context.Context, *tool.RunContext) ([]transcript.Entry, error) { return nil, errors.New("broken injector") },
+			func(context.Context, *tool.RunContext) ([]transcript.Entry, error) {
+				return nil, errors.New("broken injector")
+			},
 		}}, nil
 	}}
 	p := newFake(calls(mkcall("c1", "add", `{"a":1,"b":1}`)), say("2"))
