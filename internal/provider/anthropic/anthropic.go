@@ -1,0 +1,623 @@
+// Package anthropic adapts the Anthropic Messages API to the provider seam.
+// Requests are built and sent with the official client
+// (github.com/anthropics/anthropic-sdk-go/v2, its retries off: lovia's policy
+// governs); the event stream is decoded here with gjson for speed. Extended
+// thinking is preserved (signatures and redacted blocks kept on reasoning entries
+// and replayed), and prompt-cache breakpoints go on the system prompt, the last
+// tool and the end of the stable prefix.
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
+	"github.com/tidwall/gjson"
+
+	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/provider"
+	"github.com/lovia-dev/lovia/internal/transcript"
+	"github.com/lovia-dev/lovia/internal/usage"
+)
+
+// Prefix is the registry prefix; reasoning entries carry it in Entry.Provider.
+const Prefix = "anthropic"
+
+// DefaultBaseURL is the Anthropic API.
+const DefaultBaseURL = "https://api.anthropic.com"
+
+// DefaultMaxTokens is max_tokens (required by the API) for unknown models.
+const DefaultMaxTokens = 8192
+
+// Config is everything the adapter needs; Factory fills it from provider.Env.
+type Config struct {
+	BaseURL string
+	APIKey  string
+	// AuthToken is a bearer token (ANTHROPIC_AUTH_TOKEN) for gateways, used
+	// when no API key is set.
+	AuthToken     string
+	HTTPClient    *http.Client
+	ContextWindow int
+	MaxTokens     int
+	// Thinking: "" (off), "adaptive", or a budget in tokens ("16000").
+	Thinking string
+}
+
+// Factory builds the "anthropic:" provider from ANTHROPIC_API_KEY (or
+// ANTHROPIC_AUTH_TOKEN), ANTHROPIC_BASE_URL and LOVIA_THINKING_BUDGET.
+func Factory(_ context.Context, model string, env provider.Env) (provider.Provider, error) {
+	get := func(k string) string {
+		if env.Getenv == nil {
+			return ""
+		}
+		return strings.TrimSpace(env.Getenv(k))
+	}
+	cfg := Config{
+		BaseURL:    get("ANTHROPIC_BASE_URL"),
+		APIKey:     get("ANTHROPIC_API_KEY"),
+		AuthToken:  get("ANTHROPIC_AUTH_TOKEN"),
+		HTTPClient: env.HTTPClient,
+		Thinking:   get("LOVIA_THINKING_BUDGET"),
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errs.Newf(errs.KindConfig, "set ANTHROPIC_BASE_URL to a URL like https://api.anthropic.com",
+			"ANTHROPIC_BASE_URL=%q is not an http(s) URL", cfg.BaseURL)
+	}
+	if cfg.APIKey == "" && cfg.AuthToken == "" && u.Host == "api.anthropic.com" {
+		return nil, errs.Newf(errs.KindAuth, "export ANTHROPIC_API_KEY=sk-ant-...",
+			"anthropic:%s needs an API key: ANTHROPIC_API_KEY is not set", model)
+	}
+	if t := cfg.Thinking; t != "" && t != "adaptive" {
+		if n, err := strconv.Atoi(t); err != nil || n < 0 {
+			return nil, errs.Newf(errs.KindConfig, "set LOVIA_THINKING_BUDGET to a token count such as 16000, or adaptive",
+				"LOVIA_THINKING_BUDGET=%q is not a number of tokens", t)
+		} else if n == 0 {
+			cfg.Thinking = ""
+		}
+	}
+	cfg.ContextWindow = provider.ContextWindow(Prefix, model, env.ContextWindows, provider.DefaultContextWindow)
+	cfg.MaxTokens = provider.MaxOutputTokens(model, DefaultMaxTokens)
+	return New(model, cfg), nil
+}
+
+// Provider is the Messages API adapter.
+type Provider struct {
+	model string
+	cfg   Config
+	svc   sdk.MessageService
+}
+
+// New returns a Messages API provider for model.
+func New(model string, cfg Config) *Provider {
+	opts := []option.RequestOption{
+		option.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/") + "/"),
+		option.WithMaxRetries(0), // lovia's RetryPolicy governs
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	switch {
+	case cfg.APIKey != "":
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	case cfg.AuthToken != "":
+		opts = append(opts, option.WithAuthToken(cfg.AuthToken))
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = DefaultMaxTokens
+	}
+	return &Provider{model: model, cfg: cfg, svc: sdk.NewMessageService(opts...)}
+}
+
+// Info implements provider.Provider.
+func (p *Provider) Info() provider.Info {
+	return provider.Info{Provider: Prefix, Model: p.model, ContextWindow: p.cfg.ContextWindow, MaxOutputTokens: p.cfg.MaxTokens}
+}
+
+// Stream implements provider.Provider.
+func (p *Provider) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
+	return func(yield func(provider.Delta, error) bool) {
+		var resp *http.Response
+		stream := p.svc.NewStreaming(ctx, p.params(req), option.WithResponseInto(&resp))
+		defer stream.Close()
+		if err := stream.Err(); err != nil {
+			yield(provider.Delta{}, p.mapError(ctx, err, resp))
+			return
+		}
+		p.decode(ctx, ssestream.NewDecoder(resp), yield)
+	}
+}
+
+// adaptiveOnly lists models where budget thinking is deprecated; the client
+// warns on stderr when it is used, so those get adaptive thinking instead.
+func adaptiveOnly(model string) bool {
+	return strings.Contains(model, "opus-4-6") || strings.Contains(model, "mythos")
+}
+
+func (p *Provider) params(req provider.Request) sdk.MessageNewParams {
+	model := req.Model
+	if model == "" {
+		model = p.model
+	}
+	maxTokens := p.cfg.MaxTokens
+	if req.MaxOutputTokens > 0 {
+		maxTokens = req.MaxOutputTokens
+	}
+	params := sdk.MessageNewParams{Model: sdk.Model(model), MaxTokens: int64(maxTokens)}
+	if req.System != "" {
+		params.System = []sdk.TextBlockParam{{Text: req.System, CacheControl: sdk.NewCacheControlEphemeralParam()}}
+	}
+	params.Messages = messages(req.Entries, req.StablePrefix)
+	for _, t := range req.Tools {
+		tp := &sdk.ToolParam{Name: t.Name, InputSchema: inputSchema(t.Schema)}
+		if t.Description != "" {
+			tp.Description = sdk.String(t.Description)
+		}
+		params.Tools = append(params.Tools, sdk.ToolUnionParam{OfTool: tp})
+	}
+	if n := len(params.Tools); n > 0 {
+		params.Tools[n-1].OfTool.CacheControl = sdk.NewCacheControlEphemeralParam()
+	}
+	thinking := false
+	switch t := p.cfg.Thinking; {
+	case t == "adaptive" || (t != "" && adaptiveOnly(model)):
+		params.Thinking = sdk.ThinkingConfigParamUnion{OfAdaptive: &sdk.ThinkingConfigAdaptiveParam{}}
+		thinking = true
+	case t != "":
+		budget, _ := strconv.Atoi(t)
+		budget = max(budget, 1024) // the API minimum
+		params.Thinking = sdk.ThinkingConfigParamUnion{OfEnabled: &sdk.ThinkingConfigEnabledParam{BudgetTokens: int64(budget)}}
+		params.MaxTokens = max(params.MaxTokens, int64(budget)+4096)
+		thinking = true
+	}
+	if len(req.Tools) > 0 {
+		switch req.ToolChoice {
+		case "none":
+			params.ToolChoice = sdk.ToolChoiceUnionParam{OfNone: &sdk.ToolChoiceNoneParam{}}
+		case "required":
+			if !thinking { // thinking allows only auto and none
+				params.ToolChoice = sdk.ToolChoiceUnionParam{OfAny: &sdk.ToolChoiceAnyParam{}}
+			}
+		}
+	}
+	return params
+}
+
+// inputSchema splits a JSON Schema into the client's typed fields.
+func inputSchema(raw json.RawMessage) sdk.ToolInputSchemaParam {
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	s := sdk.ToolInputSchemaParam{Properties: map[string]any{}}
+	for k, v := range m {
+		switch k {
+		case "type":
+		case "properties":
+			s.Properties = v
+		case "required":
+			if list, ok := v.([]any); ok {
+				for _, r := range list {
+					if str, ok := r.(string); ok {
+						s.Required = append(s.Required, str)
+					}
+				}
+			}
+		default:
+			if s.ExtraFields == nil {
+				s.ExtraFields = map[string]any{}
+			}
+			s.ExtraFields[k] = v
+		}
+	}
+	return s
+}
+
+// messages maps the view to alternating user/assistant messages: consecutive
+// assistant entries form one assistant message (thinking first, as the API
+// requires), tool results go in the next user message right after their calls
+// (PairedView), followed by any user text. A cache breakpoint goes on the last
+// cacheable block that lies wholly inside the stable prefix.
+func messages(entries []transcript.Entry, stablePrefix int) []sdk.MessageParam {
+	view, orig := provider.PairedView(entries)
+	var (
+		msgs   []sdk.MessageParam
+		blocks []sdk.ContentBlockParamUnion
+		role   string
+		// mark is the breakpoint candidate: message and block index.
+		markMsg, markBlock = -1, -1
+		maxOrig            = -1
+	)
+	flush := func() {
+		if len(blocks) == 0 {
+			return
+		}
+		if role == "assistant" {
+			msgs = append(msgs, sdk.NewAssistantMessage(blocks...))
+		} else {
+			msgs = append(msgs, sdk.NewUserMessage(blocks...))
+		}
+		blocks = nil
+	}
+	add := func(side string, b sdk.ContentBlockParamUnion, from int) {
+		if side != role {
+			flush()
+			role = side
+		}
+		blocks = append(blocks, b)
+		maxOrig = max(maxOrig, from)
+		if maxOrig < stablePrefix && cacheable(b) {
+			markMsg, markBlock = len(msgs), len(blocks)-1
+		}
+	}
+	for i, e := range view {
+		from := orig[i]
+		switch e.Type {
+		case transcript.TypeInput:
+			if e.Text != "" || len(e.Attachments) == 0 {
+				text := e.Text
+				if text == "" {
+					text = "(empty message)"
+				}
+				add("user", sdk.NewTextBlock(text), from)
+			}
+			for _, a := range e.Attachments {
+				add("user", attachment(a), from)
+			}
+		case transcript.TypeToolResult:
+			tr := sdk.ToolResultBlockParam{ToolUseID: e.CallID}
+			if e.IsError {
+				tr.IsError = sdk.Bool(true)
+			}
+			if e.Text != "" {
+				tr.Content = append(tr.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: e.Text}})
+			}
+			for _, a := range e.Attachments {
+				if b := attachment(a); b.OfImage != nil {
+					tr.Content = append(tr.Content, sdk.ToolResultBlockParamContentUnion{OfImage: b.OfImage})
+				} else if b.OfText != nil {
+					tr.Content = append(tr.Content, sdk.ToolResultBlockParamContentUnion{OfText: b.OfText})
+				}
+			}
+			add("user", sdk.ContentBlockParamUnion{OfToolResult: &tr}, from)
+		case transcript.TypeReasoning:
+			switch {
+			case e.Provider != Prefix:
+				// Another provider's reasoning cannot be verified here.
+			case e.Encrypted != "":
+				add("assistant", sdk.NewRedactedThinkingBlock(e.Encrypted), from)
+			case e.Signature != "":
+				add("assistant", sdk.NewThinkingBlock(e.Signature, e.Text), from)
+			}
+		case transcript.TypeAssistantText:
+			if strings.TrimSpace(e.Text) != "" { // the API rejects empty text blocks
+				add("assistant", sdk.NewTextBlock(e.Text), from)
+			}
+		case transcript.TypeToolCall:
+			args := e.Args
+			if len(args) == 0 || !json.Valid(args) || args[0] != '{' {
+				args = json.RawMessage(`{}`)
+			}
+			add("assistant", sdk.NewToolUseBlock(e.CallID, args, e.Name), from)
+		}
+	}
+	flush()
+	if markMsg >= 0 {
+		setCache(msgs[markMsg], markBlock)
+	}
+	return msgs
+}
+
+func attachment(a transcript.Attachment) sdk.ContentBlockParamUnion {
+	if strings.HasPrefix(a.MIME, "image/") && len(a.Data) > 0 {
+		return sdk.NewImageBlockBase64(a.MIME, base64.StdEncoding.EncodeToString(a.Data))
+	}
+	if strings.HasPrefix(a.MIME, "image/") && a.URI != "" {
+		return sdk.NewImageBlock(sdk.URLImageSourceParam{URL: a.URI})
+	}
+	return sdk.NewTextBlock(fmt.Sprintf("[attachment %s (%s) not shown]", a.Name, a.MIME))
+}
+
+func cacheable(b sdk.ContentBlockParamUnion) bool {
+	return b.OfText != nil || b.OfToolUse != nil || b.OfToolResult != nil || b.OfImage != nil
+}
+
+func setCache(m sdk.MessageParam, i int) {
+	var blocks []sdk.ContentBlockParamUnion
+	switch {
+	case m.OfUser != nil:
+		blocks = m.OfUser.Content
+	case m.OfAssistant != nil:
+		blocks = m.OfAssistant.Content
+	}
+	if i < 0 || i >= len(blocks) {
+		return
+	}
+	cc := sdk.NewCacheControlEphemeralParam()
+	switch b := blocks[i]; {
+	case b.OfText != nil:
+		b.OfText.CacheControl = cc
+	case b.OfToolUse != nil:
+		b.OfToolUse.CacheControl = cc
+	case b.OfToolResult != nil:
+		b.OfToolResult.CacheControl = cc
+	case b.OfImage != nil:
+		b.OfImage.CacheControl = cc
+	}
+}
+
+// mapError turns a client or transport failure into *provider.HTTPError, or
+// *errs.Error for what the user must fix.
+func (p *Provider) mapError(ctx context.Context, err error, resp *http.Response) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if resp == nil || resp.StatusCode < 400 {
+		return &provider.HTTPError{Provider: Prefix, Transport: errors.New(p.redact(err.Error()))}
+	}
+	var body []byte
+	if resp.Body != nil {
+		body, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	typ := gjson.GetBytes(body, "error.type").String()
+	return p.statusError(resp.StatusCode, provider.ServerMessage(body), typ, provider.ParseRetryAfter(resp.Header, time.Now()))
+}
+
+func (p *Provider) redact(s string) string { return provider.Redact(s, p.cfg.APIKey, p.cfg.AuthToken) }
+
+func (p *Provider) statusError(status int, msg, typ string, retryAfter time.Duration) error {
+	keyVar := "ANTHROPIC_API_KEY"
+	if p.cfg.APIKey == "" && p.cfg.AuthToken != "" {
+		keyVar = "ANTHROPIC_AUTH_TOKEN"
+	}
+	return provider.StatusError(provider.Failure{Provider: Prefix, Model: p.model, Status: status,
+		Message: p.redact(msg), Code: typ, RetryAfter: retryAfter,
+		KeyVar: keyVar, KeySet: p.cfg.APIKey != "" || p.cfg.AuthToken != "", BaseVar: "ANTHROPIC_BASE_URL", BaseURL: p.cfg.BaseURL})
+}
+
+// block accumulates one streamed content block.
+type block struct {
+	kind      string // text, thinking, redacted_thinking, tool_use
+	id, name  string
+	signature string
+	data      string // redacted thinking
+	text      strings.Builder
+	input     string // tool_use input sent whole in content_block_start
+}
+
+// decode reads a Messages event stream and yields deltas; it always ends (EOF,
+// message_stop, an error or the consumer stopping) and never panics on bad input.
+func (p *Provider) decode(ctx context.Context, dec ssestream.Decoder, yield func(provider.Delta, error) bool) {
+	defer dec.Close()
+	var (
+		blocks []*block
+		byIdx  = map[int64]*block{}
+		use    usage.Usage
+		seen   bool // a usage figure arrived
+		stop   string
+		done   bool
+	)
+	for !done && dec.Next() {
+		data := dec.Event().Data
+		if len(bytes.TrimSpace(data)) == 0 {
+			continue
+		}
+		if !gjson.ValidBytes(data) {
+			yield(provider.Delta{}, p.badChunk(data))
+			return
+		}
+		ev := gjson.ParseBytes(data)
+		if !ev.IsObject() {
+			yield(provider.Delta{}, p.badChunk(data))
+			return
+		}
+		switch ev.Get("type").String() {
+		case "message_start":
+			if u := ev.Get("message.usage"); u.IsObject() {
+				readUsage(&use, u)
+				seen = true
+			}
+		case "content_block_start":
+			cb := ev.Get("content_block")
+			b := &block{kind: cb.Get("type").String()}
+			idx := ev.Get("index").Int()
+			if _, dup := byIdx[idx]; dup {
+				yield(provider.Delta{}, p.badChunk(data))
+				return
+			}
+			byIdx[idx] = b
+			blocks = append(blocks, b)
+			switch b.kind {
+			case "text":
+				b.text.WriteString(cb.Get("text").String())
+			case "thinking":
+				b.text.WriteString(cb.Get("thinking").String())
+				b.signature = cb.Get("signature").String()
+			case "redacted_thinking":
+				b.data = cb.Get("data").String()
+			case "tool_use":
+				b.id, b.name = cb.Get("id").String(), cb.Get("name").String()
+				if in := cb.Get("input"); in.IsObject() && in.Raw != "{}" {
+					b.input = in.Raw
+				}
+				if b.name != "" && !yield(provider.Delta{Kind: provider.DeltaToolCall, CallID: b.id, Name: b.name}, nil) {
+					return
+				}
+			}
+		case "content_block_delta":
+			b := byIdx[ev.Get("index").Int()]
+			if b == nil {
+				yield(provider.Delta{}, p.badChunk(data))
+				return
+			}
+			d := ev.Get("delta")
+			switch d.Get("type").String() {
+			case "text_delta":
+				s := d.Get("text").String()
+				b.text.WriteString(s)
+				if s != "" && !yield(provider.Delta{Kind: provider.DeltaText, Text: s}, nil) {
+					return
+				}
+			case "thinking_delta":
+				s := d.Get("thinking").String()
+				b.text.WriteString(s)
+				if s != "" && !yield(provider.Delta{Kind: provider.DeltaReasoning, Text: s}, nil) {
+					return
+				}
+			case "signature_delta":
+				b.signature += d.Get("signature").String()
+			case "input_json_delta":
+				b.text.WriteString(d.Get("partial_json").String())
+			}
+		case "message_delta":
+			if s := ev.Get("delta.stop_reason").String(); s != "" {
+				stop = s
+			}
+			if u := ev.Get("usage"); u.IsObject() {
+				readUsage(&use, u)
+				seen = true
+			}
+		case "message_stop":
+			done = true
+		case "error":
+			e := ev.Get("error")
+			typ, msg := e.Get("type").String(), e.Get("message").String()
+			if msg == "" {
+				msg = typ
+			}
+			yield(provider.Delta{}, p.statusError(provider.StatusForType(typ+" "+msg), msg, typ, 0))
+			return
+		}
+	}
+	if !done {
+		if ctx.Err() != nil {
+			yield(provider.Delta{}, ctx.Err())
+			return
+		}
+		cause := dec.Err()
+		if cause == nil {
+			cause = errors.New("stream ended before message_stop")
+		}
+		yield(provider.Delta{}, &provider.HTTPError{Provider: Prefix,
+			Transport: fmt.Errorf("%w: %s", provider.ErrStreamCut, p.redact(cause.Error()))})
+		return
+	}
+	calls := 0
+	for _, b := range blocks {
+		var e transcript.Entry
+		switch b.kind {
+		case "text":
+			if b.text.Len() == 0 {
+				continue
+			}
+			e = transcript.AssistantText(b.text.String())
+		case "thinking":
+			e = transcript.Reasoning(b.text.String())
+			e.Signature, e.Provider = b.signature, Prefix
+		case "redacted_thinking":
+			e = transcript.Reasoning("")
+			e.Encrypted, e.Provider = b.data, Prefix
+		case "tool_use":
+			args := b.text.String()
+			if strings.TrimSpace(args) == "" {
+				args = b.input
+			}
+			e = transcript.ToolCall(b.id, b.name, validArgs(args))
+			calls++
+		default:
+			continue // server tools lovia does not request
+		}
+		if !yield(provider.Delta{Kind: provider.DeltaEntry, Entry: &e}, nil) {
+			return
+		}
+	}
+	if seen {
+		u := use
+		u.Requests = 1
+		if !yield(provider.Delta{Kind: provider.DeltaUsage, Usage: &u}, nil) {
+			return
+		}
+	}
+	yield(provider.Delta{Kind: provider.DeltaFinish, FinishReason: finishReason(stop, calls)}, nil)
+}
+
+// readUsage folds an Anthropic usage object into u. Anthropic counts cache reads
+// and writes apart from input_tokens; lovia's InputTokens is the whole prompt
+// (as OpenAI reports it), so compaction calibrates against the real size.
+func readUsage(u *usage.Usage, r gjson.Result) {
+	in, hasIn := r.Get("input_tokens"), false
+	read, write := r.Get("cache_read_input_tokens"), r.Get("cache_creation_input_tokens")
+	if in.Exists() {
+		hasIn = true
+	}
+	if read.Exists() {
+		u.CachedInputTokens = int(read.Int())
+	}
+	if write.Exists() {
+		u.CacheWriteTokens = int(write.Int())
+	}
+	if hasIn {
+		u.InputTokens = int(in.Int()) + u.CachedInputTokens + u.CacheWriteTokens
+	}
+	if o := r.Get("output_tokens"); o.Exists() {
+		u.OutputTokens = int(o.Int())
+	}
+}
+
+func finishReason(stop string, calls int) string {
+	switch stop {
+	case "tool_use":
+		return "tool_calls"
+	case "max_tokens", "model_context_window_exceeded":
+		return "length"
+	case "refusal":
+		return "content_filter"
+	}
+	if calls > 0 {
+		return "tool_calls"
+	}
+	return "stop"
+}
+
+func (p *Provider) badChunk(data []byte) error {
+	s := string(data)
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return &provider.HTTPError{Provider: Prefix, Status: 502, Message: "malformed stream data from server: " + p.redact(s)}
+}
+
+// validArgs returns args as storable JSON ("{}" when empty; a JSON string when
+// the model produced invalid JSON, so argument validation reports it).
+func validArgs(s string) json.RawMessage {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return json.RawMessage(`{}`)
+	}
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// decodeBody runs the stream decoder over a raw body (tests, fuzzing, benchmarks).
+func (p *Provider) decodeBody(ctx context.Context, body io.Reader, yield func(provider.Delta, error) bool) {
+	resp := &http.Response{Body: io.NopCloser(body), Header: http.Header{"Content-Type": {"text/event-stream"}}}
+	p.decode(ctx, ssestream.NewDecoder(resp), yield)
+}

@@ -1,0 +1,392 @@
+package openai
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"strings"
+
+	oa "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/shared"
+	"github.com/tidwall/gjson"
+
+	"github.com/lovia-dev/lovia/internal/provider"
+	"github.com/lovia-dev/lovia/internal/transcript"
+	"github.com/lovia-dev/lovia/internal/usage"
+)
+
+// Chat is the Chat Completions adapter ("openai:" and "ollama:").
+type Chat struct {
+	model string
+	cfg   Config
+	svc   oa.ChatCompletionService
+}
+
+// NewChat returns a Chat Completions provider for model.
+func NewChat(model string, cfg Config) *Chat {
+	return &Chat{model: model, cfg: cfg, svc: oa.NewChatCompletionService(cfg.options()...)}
+}
+
+// Info implements provider.Provider.
+func (c *Chat) Info() provider.Info {
+	return provider.Info{Provider: c.cfg.Provider, Model: c.model, ContextWindow: c.cfg.ContextWindow,
+		MaxOutputTokens: c.cfg.MaxOutputTokens, NativeSchema: c.cfg.NativeSchema}
+}
+
+// Stream implements provider.Provider.
+func (c *Chat) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
+	return func(yield func(provider.Delta, error) bool) {
+		var resp *http.Response
+		stream := c.svc.NewStreaming(ctx, c.params(req), option.WithResponseInto(&resp))
+		defer stream.Close()
+		if err := stream.Err(); err != nil {
+			yield(provider.Delta{}, c.cfg.mapError(ctx, c.model, err, resp))
+			return
+		}
+		// The client's Stream decodes into typed chunks; we read the same body
+		// with its SSE decoder and gjson instead (see the package comment).
+		c.decode(ctx, ssestream.NewDecoder(resp), yield)
+	}
+}
+
+// params renders the request in the Chat Completions shape.
+func (c *Chat) params(req provider.Request) oa.ChatCompletionNewParams {
+	model := req.Model
+	if model == "" {
+		model = c.model
+	}
+	p := oa.ChatCompletionNewParams{
+		Model:         shared.ChatModel(model),
+		Messages:      chatMessages(c.cfg.Provider, req.System, req.Entries),
+		StreamOptions: oa.ChatCompletionStreamOptionsParam{IncludeUsage: oa.Bool(true)},
+	}
+	for _, t := range req.Tools {
+		fd := shared.FunctionDefinitionParam{Name: t.Name, Parameters: toolSchema(t.Schema)}
+		if t.Description != "" {
+			fd.Description = oa.String(t.Description)
+		}
+		p.Tools = append(p.Tools, oa.ChatCompletionFunctionTool(fd))
+	}
+	if len(req.Tools) > 0 && (req.ToolChoice == "none" || req.ToolChoice == "required") {
+		p.ToolChoice = oa.ChatCompletionToolChoiceOptionUnionParam{OfAuto: oa.String(req.ToolChoice)}
+	}
+	if req.MaxOutputTokens > 0 {
+		if c.cfg.official() {
+			p.MaxCompletionTokens = oa.Int(int64(req.MaxOutputTokens))
+		} else {
+			p.MaxTokens = oa.Int(int64(req.MaxOutputTokens))
+		}
+	}
+	if len(req.OutputSchema) > 0 && c.cfg.NativeSchema {
+		name := req.OutputName
+		if name == "" {
+			name = "final_output"
+		}
+		js := shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: name, Schema: req.OutputSchema}
+		if strictCompatible(req.OutputSchema) {
+			js.Strict = oa.Bool(true)
+		}
+		p.ResponseFormat = oa.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{JSONSchema: js}}
+	}
+	return p
+}
+
+// chatMessages maps the view to messages: consecutive assistant entries become
+// one assistant message, each followed by its tool results (PairedView).
+// Reasoning from this same adapter is replayed only within the current tool loop
+// (after the last user input), as reasoning servers such as DeepSeek expect;
+// reasoning from any other provider is skipped.
+func chatMessages(prefix, system string, entries []transcript.Entry) []oa.ChatCompletionMessageParamUnion {
+	view, _ := provider.PairedView(entries)
+	lastUser := -1
+	for i, e := range view {
+		if e.Type == transcript.TypeInput {
+			lastUser = i
+		}
+	}
+	msgs := make([]oa.ChatCompletionMessageParamUnion, 0, len(view)+1)
+	if system != "" {
+		msgs = append(msgs, oa.SystemMessage(system))
+	}
+	var asst *oa.ChatCompletionAssistantMessageParam
+	var text strings.Builder
+	var reasoning, reasoningField string
+	flush := func() {
+		if asst == nil {
+			return
+		}
+		if text.Len() > 0 {
+			asst.Content.OfString = oa.String(text.String())
+		}
+		if reasoning != "" {
+			asst.SetExtraFields(map[string]any{reasoningField: reasoning})
+		}
+		msgs = append(msgs, oa.ChatCompletionMessageParamUnion{OfAssistant: asst})
+		asst, reasoning = nil, ""
+		text.Reset()
+	}
+	open := func() {
+		if asst == nil {
+			asst = &oa.ChatCompletionAssistantMessageParam{}
+		}
+	}
+	for i, e := range view {
+		switch e.Type {
+		case transcript.TypeReasoning:
+			if e.Provider != prefix || i < lastUser || e.Text == "" {
+				continue
+			}
+			open()
+			reasoningField = e.ProviderID
+			if reasoningField != "reasoning" {
+				reasoningField = "reasoning_content"
+			}
+			reasoning += e.Text
+		case transcript.TypeAssistantText:
+			open()
+			text.WriteString(e.Text)
+		case transcript.TypeToolCall:
+			open()
+			asst.ToolCalls = append(asst.ToolCalls, oa.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &oa.ChatCompletionMessageFunctionToolCallParam{ID: e.CallID,
+					Function: oa.ChatCompletionMessageFunctionToolCallFunctionParam{Name: e.Name, Arguments: string(argsOrEmpty(e.Args))}}})
+		case transcript.TypeToolResult:
+			flush()
+			msgs = append(msgs, oa.ToolMessage(resultText(e), e.CallID))
+		case transcript.TypeInput:
+			flush()
+			if e.Role == transcript.RoleSystem {
+				msgs = append(msgs, oa.SystemMessage(e.Text))
+				continue
+			}
+			msgs = append(msgs, userMessage(e))
+		}
+	}
+	flush()
+	return msgs
+}
+
+func argsOrEmpty(a []byte) []byte {
+	if len(a) == 0 {
+		return []byte(`{}`)
+	}
+	return a
+}
+
+// resultText is a tool result as text; Chat tool messages carry no images, so
+// attachments are named instead.
+func resultText(e transcript.Entry) string {
+	s := e.Text
+	if e.IsError && !strings.HasPrefix(s, "error") && !strings.HasPrefix(s, "Error") {
+		s = "error: " + s
+	}
+	for _, a := range e.Attachments {
+		s += fmt.Sprintf("\n[attachment %s (%s) not shown]", a.Name, a.MIME)
+	}
+	return s
+}
+
+func userMessage(e transcript.Entry) oa.ChatCompletionMessageParamUnion {
+	if len(e.Attachments) == 0 {
+		return oa.UserMessage(e.Text)
+	}
+	parts := []oa.ChatCompletionContentPartUnionParam{}
+	if e.Text != "" {
+		parts = append(parts, oa.TextContentPart(e.Text))
+	}
+	for _, a := range e.Attachments {
+		switch {
+		case strings.HasPrefix(a.MIME, "image/") && len(a.Data) > 0:
+			parts = append(parts, oa.ImageContentPart(oa.ChatCompletionContentPartImageImageURLParam{
+				URL: "data:" + a.MIME + ";base64," + base64.StdEncoding.EncodeToString(a.Data)}))
+		case strings.HasPrefix(a.MIME, "image/") && a.URI != "":
+			parts = append(parts, oa.ImageContentPart(oa.ChatCompletionContentPartImageImageURLParam{URL: a.URI}))
+		default:
+			parts = append(parts, oa.TextContentPart(fmt.Sprintf("[attachment %s (%s) not shown]", a.Name, a.MIME)))
+		}
+	}
+	return oa.UserMessage(parts)
+}
+
+// chatCall accumulates one streamed tool call.
+type chatCall struct {
+	id, name string
+	args     strings.Builder
+}
+
+// decode reads a Chat Completions event stream and yields deltas; it always
+// ends (EOF, [DONE], an error or the consumer stopping) and never panics on bad
+// input.
+func (c *Chat) decode(ctx context.Context, dec ssestream.Decoder, yield func(provider.Delta, error) bool) {
+	defer dec.Close()
+	var (
+		text, reasoning strings.Builder
+		reasoningField  string
+		calls           []*chatCall
+		byIndex         = map[int64]*chatCall{}
+		finish          string
+		use             *usage.Usage
+		done            bool
+	)
+	for !done && dec.Next() {
+		data := dec.Event().Data
+		if len(data) == 0 {
+			continue
+		}
+		if data[0] == '[' && strings.HasPrefix(string(data), "[DONE]") {
+			done = true
+			break
+		}
+		if !gjson.ValidBytes(data) {
+			yield(provider.Delta{}, c.cfg.badChunk(data))
+			return
+		}
+		root := gjson.ParseBytes(data)
+		if !root.IsObject() {
+			yield(provider.Delta{}, c.cfg.badChunk(data))
+			return
+		}
+		if e := root.Get("error"); e.Exists() && e.Type != gjson.Null {
+			yield(provider.Delta{}, c.cfg.streamError(c.model, e))
+			return
+		}
+		if u := root.Get("usage"); u.IsObject() {
+			use = &usage.Usage{
+				InputTokens:       int(u.Get("prompt_tokens").Int()),
+				OutputTokens:      int(u.Get("completion_tokens").Int()),
+				CachedInputTokens: int(u.Get("prompt_tokens_details.cached_tokens").Int()),
+				ReasoningTokens:   int(u.Get("completion_tokens_details.reasoning_tokens").Int()),
+				Requests:          1,
+			}
+		}
+		choice := root.Get("choices.0")
+		if !choice.IsObject() {
+			continue
+		}
+		var stop bool
+		choice.Get("delta").ForEach(func(k, v gjson.Result) bool {
+			switch k.Str {
+			case "content":
+				if s := v.String(); s != "" {
+					text.WriteString(s)
+					stop = !yield(provider.Delta{Kind: provider.DeltaText, Text: s}, nil)
+				}
+			case "reasoning_content", "reasoning":
+				if s := v.String(); s != "" && v.Type == gjson.String {
+					reasoningField = k.Str
+					reasoning.WriteString(s)
+					stop = !yield(provider.Delta{Kind: provider.DeltaReasoning, Text: s}, nil)
+				}
+			case "tool_calls":
+				v.ForEach(func(_, tc gjson.Result) bool {
+					cl := chatCallFor(tc, &calls, byIndex)
+					fn := tc.Get("function")
+					announce := cl.name == ""
+					if n := fn.Get("name").String(); n != "" && cl.name == "" {
+						cl.name = n
+					}
+					cl.args.WriteString(fn.Get("arguments").String())
+					if announce && cl.name != "" {
+						stop = !yield(provider.Delta{Kind: provider.DeltaToolCall, CallID: cl.id, Name: cl.name}, nil)
+					}
+					return !stop
+				})
+			}
+			return !stop
+		})
+		if stop {
+			return
+		}
+		if f := choice.Get("finish_reason"); f.Type == gjson.String && f.Str != "" {
+			finish = f.Str
+		}
+	}
+	if !done && finish == "" {
+		// EOF or a read error before the reply said it was finished: a cut.
+		if ctx.Err() != nil {
+			yield(provider.Delta{}, ctx.Err())
+			return
+		}
+		yield(provider.Delta{}, c.cfg.cut(dec.Err()))
+		return
+	}
+	if reasoning.Len() > 0 {
+		e := transcript.Reasoning(reasoning.String())
+		e.Provider, e.ProviderID = c.cfg.Provider, reasoningField
+		if !yield(provider.Delta{Kind: provider.DeltaEntry, Entry: &e}, nil) {
+			return
+		}
+	}
+	if text.Len() > 0 {
+		e := transcript.AssistantText(text.String())
+		if !yield(provider.Delta{Kind: provider.DeltaEntry, Entry: &e}, nil) {
+			return
+		}
+	}
+	for _, cl := range calls {
+		if cl.name == "" {
+			continue // a call that never got a name cannot be run or answered
+		}
+		e := transcript.ToolCall(cl.id, cl.name, validArgs(cl.args.String()))
+		if !yield(provider.Delta{Kind: provider.DeltaEntry, Entry: &e}, nil) {
+			return
+		}
+	}
+	if use != nil && !yield(provider.Delta{Kind: provider.DeltaUsage, Usage: use}, nil) {
+		return
+	}
+	switch finish {
+	case "", "function_call":
+		finish = "stop"
+		if len(calls) > 0 {
+			finish = "tool_calls"
+		}
+	case "stop":
+		if len(calls) > 0 {
+			finish = "tool_calls"
+		}
+	}
+	yield(provider.Delta{Kind: provider.DeltaFinish, FinishReason: finish}, nil)
+}
+
+// chatCallFor finds the accumulator a tool_calls element belongs to: by index
+// when the server sends one, else by id, else the latest call (servers that
+// stream a call's pieces without either).
+func chatCallFor(tc gjson.Result, calls *[]*chatCall, byIndex map[int64]*chatCall) *chatCall {
+	id := tc.Get("id").String()
+	idx := tc.Get("index")
+	if idx.Exists() {
+		if cl, ok := byIndex[idx.Int()]; ok && (id == "" || id == cl.id) {
+			return cl
+		}
+	} else {
+		for _, cl := range *calls {
+			if id != "" && cl.id == id {
+				return cl
+			}
+		}
+		if id == "" && len(*calls) > 0 {
+			return (*calls)[len(*calls)-1]
+		}
+	}
+	if id == "" {
+		id = newCallID()
+	}
+	cl := &chatCall{id: id}
+	*calls = append(*calls, cl)
+	if idx.Exists() {
+		byIndex[idx.Int()] = cl
+	}
+	return cl
+}
+
+// decodeBody runs the stream decoder over a raw body (tests, fuzzing, benchmarks).
+func (c *Chat) decodeBody(ctx context.Context, body io.Reader, yield func(provider.Delta, error) bool) {
+	resp := &http.Response{Body: io.NopCloser(body), Header: http.Header{"Content-Type": {"text/event-stream"}}}
+	c.decode(ctx, ssestream.NewDecoder(resp), yield)
+}

@@ -1,0 +1,401 @@
+package openai
+
+import (
+	"context"
+	"encoding/base64"
+	"io"
+	"iter"
+	"net/http"
+	"strings"
+
+	oa "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
+	"github.com/tidwall/gjson"
+
+	"github.com/lovia-dev/lovia/internal/provider"
+	"github.com/lovia-dev/lovia/internal/transcript"
+	"github.com/lovia-dev/lovia/internal/usage"
+)
+
+// Responses is the Responses API adapter ("openai-responses:"). It runs stateless
+// (store=false): reasoning items come back with their encrypted content, are kept
+// as reasoning entries (ProviderID = item id, Encrypted = encrypted_content) and
+// sent back on later turns, so the model keeps its chain of thought across tool
+// calls without server-side state.
+type Responses struct {
+	model string
+	cfg   Config
+	svc   responses.ResponseService
+}
+
+// NewResponses returns a Responses API provider for model.
+func NewResponses(model string, cfg Config) *Responses {
+	return &Responses{model: model, cfg: cfg, svc: responses.NewResponseService(cfg.options()...)}
+}
+
+// Info implements provider.Provider.
+func (r *Responses) Info() provider.Info {
+	return provider.Info{Provider: r.cfg.Provider, Model: r.model, ContextWindow: r.cfg.ContextWindow,
+		MaxOutputTokens: r.cfg.MaxOutputTokens, NativeSchema: r.cfg.NativeSchema}
+}
+
+// isReasoningModel reports whether model takes reasoning parameters (o-series,
+// gpt-5 and codex models); others reject them.
+func isReasoningModel(model string) bool {
+	n := strings.ToLower(model)
+	if i := strings.LastIndexByte(n, '/'); i >= 0 {
+		n = n[i+1:]
+	}
+	switch {
+	case strings.HasPrefix(n, "gpt-5-chat"):
+		return false
+	case strings.HasPrefix(n, "o1"), strings.HasPrefix(n, "o3"), strings.HasPrefix(n, "o4"),
+		strings.HasPrefix(n, "gpt-5"), strings.Contains(n, "codex"), strings.HasPrefix(n, "gpt-oss"):
+		return true
+	}
+	return false
+}
+
+// Stream implements provider.Provider.
+func (r *Responses) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
+	return func(yield func(provider.Delta, error) bool) {
+		var resp *http.Response
+		stream := r.svc.NewStreaming(ctx, r.params(req), option.WithResponseInto(&resp))
+		defer stream.Close()
+		if err := stream.Err(); err != nil {
+			yield(provider.Delta{}, r.cfg.mapError(ctx, r.model, err, resp))
+			return
+		}
+		r.decode(ctx, ssestream.NewDecoder(resp), yield)
+	}
+}
+
+func (r *Responses) params(req provider.Request) responses.ResponseNewParams {
+	model := req.Model
+	if model == "" {
+		model = r.model
+	}
+	p := responses.ResponseNewParams{
+		Model: shared.ResponsesModel(model),
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responseItems(r.cfg.Provider, req.Entries)},
+		Store: oa.Bool(false),
+	}
+	if req.System != "" {
+		p.Instructions = oa.String(req.System)
+	}
+	if isReasoningModel(model) {
+		p.Reasoning = shared.ReasoningParam{Summary: shared.ReasoningSummaryAuto}
+		if r.cfg.ReasoningEffort != "" {
+			p.Reasoning.Effort = shared.ReasoningEffort(r.cfg.ReasoningEffort)
+		}
+		p.Include = []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}
+	}
+	for _, t := range req.Tools {
+		ft := &responses.FunctionToolParam{Name: t.Name, Parameters: toolSchema(t.Schema), Strict: oa.Bool(false)}
+		if t.Description != "" {
+			ft.Description = oa.String(t.Description)
+		}
+		p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: ft})
+	}
+	if len(req.Tools) > 0 && (req.ToolChoice == "none" || req.ToolChoice == "required") {
+		p.ToolChoice = responses.ResponseNewParamsToolChoiceUnion{OfToolChoiceMode: oa.Opt(responses.ToolChoiceOptions(req.ToolChoice))}
+	}
+	if req.MaxOutputTokens > 0 {
+		p.MaxOutputTokens = oa.Int(int64(req.MaxOutputTokens))
+	}
+	if len(req.OutputSchema) > 0 && r.cfg.NativeSchema {
+		name := req.OutputName
+		if name == "" {
+			name = "final_output"
+		}
+		js := &responses.ResponseFormatTextJSONSchemaConfigParam{Name: name, Schema: toolSchema(req.OutputSchema)}
+		if strictCompatible(req.OutputSchema) {
+			js.Strict = oa.Bool(true)
+		}
+		p.Text = responses.ResponseTextConfigParam{Format: responses.ResponseFormatTextConfigUnionParam{OfJSONSchema: js}}
+	}
+	return p
+}
+
+// responseItems maps the view to input items, results right after their calls.
+func responseItems(prefix string, entries []transcript.Entry) responses.ResponseInputParam {
+	view, _ := provider.PairedView(entries)
+	items := make(responses.ResponseInputParam, 0, len(view))
+	for _, e := range view {
+		switch e.Type {
+		case transcript.TypeInput:
+			role := responses.EasyInputMessageRoleUser
+			if e.Role == transcript.RoleSystem {
+				role = responses.EasyInputMessageRoleSystem
+			}
+			items = append(items, responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
+				Role: role, Content: inputContent(e)}})
+		case transcript.TypeAssistantText:
+			items = append(items, responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
+				Role: responses.EasyInputMessageRoleAssistant, Content: responses.EasyInputMessageContentUnionParam{OfString: oa.String(e.Text)}}})
+		case transcript.TypeReasoning:
+			// Stateless replay needs the encrypted content; an id alone would make
+			// the server look up a stored item that does not exist.
+			if e.Provider != prefix || e.ProviderID == "" || e.Encrypted == "" {
+				continue
+			}
+			ri := &responses.ResponseReasoningItemParam{ID: e.ProviderID, Summary: []responses.ResponseReasoningItemSummaryParam{},
+				EncryptedContent: oa.String(e.Encrypted)}
+			if e.Text != "" {
+				ri.Summary = append(ri.Summary, responses.ResponseReasoningItemSummaryParam{Text: e.Text})
+			}
+			items = append(items, responses.ResponseInputItemUnionParam{OfReasoning: ri})
+		case transcript.TypeToolCall:
+			items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCall: &responses.ResponseFunctionToolCallParam{
+				CallID: e.CallID, Name: e.Name, Arguments: string(argsOrEmpty(e.Args))}})
+		case transcript.TypeToolResult:
+			items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
+				CallID: oa.String(e.CallID), Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: oa.String(resultText(e))}}})
+		}
+	}
+	return items
+}
+
+func inputContent(e transcript.Entry) responses.EasyInputMessageContentUnionParam {
+	if len(e.Attachments) == 0 {
+		return responses.EasyInputMessageContentUnionParam{OfString: oa.String(e.Text)}
+	}
+	var parts responses.ResponseInputMessageContentListParam
+	if e.Text != "" {
+		parts = append(parts, responses.ResponseInputContentParamOfInputText(e.Text))
+	}
+	for _, a := range e.Attachments {
+		if strings.HasPrefix(a.MIME, "image/") && (len(a.Data) > 0 || a.URI != "") {
+			u := a.URI
+			if len(a.Data) > 0 {
+				u = "data:" + a.MIME + ";base64," + base64.StdEncoding.EncodeToString(a.Data)
+			}
+			parts = append(parts, responses.ResponseInputContentUnionParam{OfInputImage: &responses.ResponseInputImageParam{
+				ImageURL: oa.String(u), Detail: responses.ResponseInputImageDetailAuto}})
+			continue
+		}
+		parts = append(parts, responses.ResponseInputContentParamOfInputText("[attachment "+a.Name+" ("+a.MIME+") not shown]"))
+	}
+	return responses.EasyInputMessageContentUnionParam{OfInputItemContentList: parts}
+}
+
+// respItem is one output item as it streams.
+type respItem struct {
+	kind      string // message, reasoning, function_call
+	id        string
+	callID    string
+	name      string
+	encrypted string
+	text      strings.Builder // message text / reasoning summary / call arguments
+	final     string          // complete text from output_item.done, when sent
+	hasFinal  bool
+}
+
+// decode reads a Responses API event stream; see Chat.decode for its guarantees.
+func (r *Responses) decode(ctx context.Context, dec ssestream.Decoder, yield func(provider.Delta, error) bool) {
+	defer dec.Close()
+	var (
+		items  []*respItem
+		byIdx  = map[int64]*respItem{}
+		use    *usage.Usage
+		done   bool
+		finish = "stop"
+	)
+	item := func(ev gjson.Result) *respItem {
+		idx := ev.Get("output_index").Int()
+		it, ok := byIdx[idx]
+		if !ok {
+			it = &respItem{}
+			byIdx[idx] = it
+			items = append(items, it)
+		}
+		return it
+	}
+	for !done && dec.Next() {
+		data := dec.Event().Data
+		if len(data) == 0 {
+			continue
+		}
+		if !gjson.ValidBytes(data) {
+			yield(provider.Delta{}, r.cfg.badChunk(data))
+			return
+		}
+		ev := gjson.ParseBytes(data)
+		if !ev.IsObject() {
+			yield(provider.Delta{}, r.cfg.badChunk(data))
+			return
+		}
+		switch typ := ev.Get("type").String(); typ {
+		case "response.output_text.delta", "response.refusal.delta":
+			d := ev.Get("delta").String()
+			it := item(ev)
+			it.kind = "message"
+			it.text.WriteString(d)
+			if d != "" && !yield(provider.Delta{Kind: provider.DeltaText, Text: d}, nil) {
+				return
+			}
+		case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+			d := ev.Get("delta").String()
+			it := item(ev)
+			it.kind = "reasoning"
+			it.text.WriteString(d)
+			if d != "" && !yield(provider.Delta{Kind: provider.DeltaReasoning, Text: d}, nil) {
+				return
+			}
+		case "response.reasoning_summary_part.added":
+			if it := item(ev); it.text.Len() > 0 {
+				it.text.WriteString("\n\n")
+			}
+		case "response.function_call_arguments.delta":
+			item(ev).text.WriteString(ev.Get("delta").String())
+		case "response.output_item.added", "response.output_item.done":
+			it := item(ev)
+			x := ev.Get("item")
+			it.kind = x.Get("type").String()
+			it.id = x.Get("id").String()
+			if it.kind == "function_call" {
+				announce := it.name == ""
+				it.callID, it.name = x.Get("call_id").String(), x.Get("name").String()
+				if it.callID == "" {
+					it.callID = newCallID()
+				}
+				if announce && it.name != "" && !yield(provider.Delta{Kind: provider.DeltaToolCall, CallID: it.callID, Name: it.name}, nil) {
+					return
+				}
+			}
+			if typ == "response.output_item.done" {
+				r.finishItem(it, x)
+			}
+		case "response.completed", "response.incomplete":
+			done = true
+			resp := ev.Get("response")
+			if u := resp.Get("usage"); u.IsObject() {
+				use = &usage.Usage{
+					InputTokens:       int(u.Get("input_tokens").Int()),
+					OutputTokens:      int(u.Get("output_tokens").Int()),
+					CachedInputTokens: int(u.Get("input_tokens_details.cached_tokens").Int()),
+					ReasoningTokens:   int(u.Get("output_tokens_details.reasoning_tokens").Int()),
+					Requests:          1,
+				}
+			}
+			switch resp.Get("incomplete_details.reason").String() {
+			case "max_output_tokens":
+				finish = "length"
+			case "content_filter":
+				finish = "content_filter"
+			}
+		case "response.failed":
+			e := ev.Get("response.error")
+			if !e.Exists() || e.Type == gjson.Null {
+				e = gjson.Parse(`{"message":"the response failed"}`)
+			}
+			yield(provider.Delta{}, r.cfg.streamError(r.model, e))
+			return
+		case "error":
+			e := ev.Get("error")
+			if !e.IsObject() {
+				e = ev
+			}
+			yield(provider.Delta{}, r.cfg.streamError(r.model, e))
+			return
+		}
+	}
+	if !done {
+		if ctx.Err() != nil {
+			yield(provider.Delta{}, ctx.Err())
+			return
+		}
+		yield(provider.Delta{}, r.cfg.cut(dec.Err()))
+		return
+	}
+	calls := 0
+	for _, it := range items {
+		var e transcript.Entry
+		switch it.kind {
+		case "message":
+			e = transcript.AssistantText(it.content())
+			if e.Text == "" {
+				continue
+			}
+		case "reasoning":
+			e = transcript.Reasoning(it.content())
+			e.ProviderID, e.Encrypted, e.Provider = it.id, it.encrypted, r.cfg.Provider
+			if e.Text == "" && e.Encrypted == "" {
+				continue
+			}
+		case "function_call":
+			if it.name == "" {
+				continue
+			}
+			calls++
+			e = transcript.ToolCall(it.callID, it.name, validArgs(it.content()))
+		default:
+			continue // hosted tools (web search, ...) lovia does not request
+		}
+		if !yield(provider.Delta{Kind: provider.DeltaEntry, Entry: &e}, nil) {
+			return
+		}
+	}
+	if use != nil && !yield(provider.Delta{Kind: provider.DeltaUsage, Usage: use}, nil) {
+		return
+	}
+	if calls > 0 && finish == "stop" {
+		finish = "tool_calls"
+	}
+	yield(provider.Delta{Kind: provider.DeltaFinish, FinishReason: finish}, nil)
+}
+
+// finishItem records the complete item sent with output_item.done.
+func (r *Responses) finishItem(it *respItem, x gjson.Result) {
+	switch it.kind {
+	case "message":
+		var b strings.Builder
+		x.Get("content").ForEach(func(_, c gjson.Result) bool {
+			switch c.Get("type").String() {
+			case "output_text":
+				b.WriteString(c.Get("text").String())
+			case "refusal":
+				b.WriteString(c.Get("refusal").String())
+			}
+			return true
+		})
+		it.final, it.hasFinal = b.String(), true
+	case "reasoning":
+		it.encrypted = x.Get("encrypted_content").String()
+		var parts []string
+		x.Get("summary").ForEach(func(_, s gjson.Result) bool {
+			parts = append(parts, s.Get("text").String())
+			return true
+		})
+		if len(parts) == 0 {
+			x.Get("content").ForEach(func(_, s gjson.Result) bool {
+				parts = append(parts, s.Get("text").String())
+				return true
+			})
+		}
+		if len(parts) > 0 {
+			it.final, it.hasFinal = strings.Join(parts, "\n\n"), true
+		}
+	case "function_call":
+		if a := x.Get("arguments"); a.Exists() {
+			it.final, it.hasFinal = a.String(), true
+		}
+	}
+}
+
+// content prefers the complete text from output_item.done over the deltas.
+func (it *respItem) content() string {
+	if it.hasFinal {
+		return it.final
+	}
+	return it.text.String()
+}
+
+// decodeBody runs the stream decoder over a raw body (tests, fuzzing, benchmarks).
+func (r *Responses) decodeBody(ctx context.Context, body io.Reader, yield func(provider.Delta, error) bool) {
+	resp := &http.Response{Body: io.NopCloser(body), Header: http.Header{"Content-Type": {"text/event-stream"}}}
+	r.decode(ctx, ssestream.NewDecoder(resp), yield)
+}
