@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -25,6 +26,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/compaction"
 	"github.com/lovia-dev/lovia/internal/config/yamlfile"
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/plugin/hooks"
 	"github.com/lovia-dev/lovia/internal/workspace"
 )
 
@@ -44,7 +46,7 @@ type File struct {
 	Compaction compaction.Config `yaml:"compaction,omitempty" json:"compaction,omitempty"`
 	Workspace  workspace.Config  `yaml:"workspace,omitempty" json:"workspace,omitempty"`
 	MCP        MCP               `yaml:"mcp,omitempty" json:"mcp,omitempty"`
-	Hooks      []Hook            `yaml:"hooks,omitempty" json:"hooks,omitempty"`
+	Hooks      []hooks.Hook      `yaml:"hooks,omitempty" json:"hooks,omitempty"`
 	Skills     Skills            `yaml:"skills,omitempty" json:"skills,omitempty"`
 }
 
@@ -66,17 +68,6 @@ type MCPServer struct {
 	URL      string            `yaml:"url,omitempty" json:"url,omitempty"`
 	Headers  map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
 	Disabled bool              `yaml:"disabled,omitempty" json:"disabled,omitempty"`
-}
-
-// Hook runs a shell command on matching run events, with the event's JSON on stdin.
-type Hook struct {
-	// Event is an event type (tool_call_completed, run_completed, ...) or "*".
-	Event string `yaml:"event" json:"event"`
-	// Tool, when set, limits tool events to that tool name.
-	Tool    string `yaml:"tool,omitempty" json:"tool,omitempty"`
-	Command string `yaml:"command" json:"command"`
-	// Timeout in seconds (default 30).
-	Timeout int `yaml:"timeout,omitempty" json:"timeout,omitempty"`
 }
 
 // Skills adds skill directories (after the standard ones).
@@ -392,10 +383,12 @@ func check(path string, f File) error {
 				"%s: mcp server %q needs exactly one of command or url", where("mcp.servers"), name)
 		}
 	}
-	for i, h := range f.Hooks {
-		if h.Event == "" || h.Command == "" {
-			return errs.Newf(errs.KindConfig, "each hook needs event: (an event type or \"*\") and command:",
-				"%s: hook %d is incomplete", where("hooks"), i+1)
+	if len(f.Hooks) > 0 {
+		if _, err := hooks.NewRunner(hooks.Config{Hooks: f.Hooks}, slog.New(slog.DiscardHandler)); err != nil {
+			if path != "" {
+				return errs.Wrap(errs.KindConfig, err, path, errs.HintOf(err))
+			}
+			return err
 		}
 	}
 	return nil

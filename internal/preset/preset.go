@@ -1,0 +1,219 @@
+// Package preset loads agent presets: the bundled ones (presets/*.yaml, embedded),
+// then the user's (~/.config/lovia/presets) and the project's (.lovia/presets); a
+// later preset with the same name replaces an earlier one.
+package preset
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/lovia-dev/lovia/internal/config/yamlfile"
+	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/presets"
+)
+
+// Preset is a named, declarative agent configuration.
+type Preset struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// HandoffDescription tells other agents when to transfer to this one.
+	HandoffDescription string `yaml:"handoff_description"`
+	Instructions       string `yaml:"instructions"`
+	// Model ("provider:model") is used when neither flag, env nor config sets one.
+	Model string `yaml:"model"`
+	// Policy is the workspace policy default for runs that start with this preset.
+	Policy string `yaml:"policy"`
+	// Tools is an allow-list of tool names (empty: every tool).
+	Tools []string `yaml:"tools"`
+	// Plugins names built-in plugins to enable (todo, skills, mcp, memory, subagents).
+	Plugins []string `yaml:"plugins"`
+	// Handoffs names presets this agent may transfer to.
+	Handoffs []string `yaml:"handoffs"`
+	Limits   Limits   `yaml:"limits"`
+	// OutputSchema is a JSON Schema (written as YAML) for a structured final answer.
+	OutputSchema map[string]any `yaml:"output_schema"`
+
+	// Source is "bundled" or the file the preset was read from.
+	Source string `yaml:"-"`
+}
+
+// Limits bound a run of the preset (0 = default).
+type Limits struct {
+	MaxTurns           int `yaml:"max_turns"`
+	BudgetTokens       int `yaml:"budget_tokens"`
+	MaxToolOutputChars int `yaml:"max_tool_output_chars"`
+}
+
+// Schema returns the output schema as JSON (nil when none).
+func (p *Preset) Schema() (json.RawMessage, error) {
+	if len(p.OutputSchema) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(jsonable(p.OutputSchema))
+}
+
+// KnownPlugins are the plugin names a preset may list.
+var KnownPlugins = []string{"todo", "skills", "mcp", "memory", "subagents"}
+
+// Set is every preset found, by name.
+type Set struct {
+	byName map[string]*Preset
+}
+
+// Dirs are the on-disk preset directories, lowest precedence first (missing ones are
+// skipped).
+type Dirs struct {
+	User    string // ~/.config/lovia/presets
+	Project string // <root>/.lovia/presets
+}
+
+// Load reads the bundled presets and those in dirs. A bad file fails the load with an
+// error naming the file and line.
+func Load(dirs Dirs) (*Set, error) {
+	s := &Set{byName: map[string]*Preset{}}
+	if err := s.addFS(presets.FS, ".", "bundled"); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{dirs.User, dirs.Project} {
+		if d == "" {
+			continue
+		}
+		if _, err := os.Stat(d); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err := s.addFS(os.DirFS(d), ".", d); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range s.byName {
+		for _, h := range p.Handoffs {
+			if _, ok := s.byName[h]; !ok {
+				return nil, errs.Newf(errs.KindConfig, "name an existing preset (known: "+strings.Join(s.Names(), ", ")+")",
+					"preset %s (%s): handoff to unknown preset %q", p.Name, p.Source, h)
+			}
+		}
+	}
+	return s, nil
+}
+
+func (s *Set) addFS(fsys fs.FS, dir, origin string) error {
+	ents, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return errs.Wrap(errs.KindConfig, err, "read presets in "+origin, "make the directory readable")
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() || !(strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")) {
+			continue
+		}
+		data, err := fs.ReadFile(fsys, path.Join(dir, name))
+		if err != nil {
+			return errs.Wrap(errs.KindConfig, err, "read preset "+name, "")
+		}
+		file := name
+		source := "bundled"
+		if origin != "bundled" {
+			file = filepath.Join(origin, name)
+			source = file
+		}
+		p, err := Parse(file, data)
+		if err != nil {
+			return err
+		}
+		if p.Name == "" {
+			p.Name = strings.TrimSuffix(strings.TrimSuffix(name, ".yaml"), ".yml")
+		}
+		p.Source = source
+		s.byName[p.Name] = p
+	}
+	return nil
+}
+
+// Parse decodes and checks one preset file.
+func Parse(file string, data []byte) (*Preset, error) {
+	var p Preset
+	if err := yamlfile.Decode(file, data, &p); err != nil {
+		return nil, err
+	}
+	bad := func(hint, format string, args ...any) error {
+		return errs.Newf(errs.KindConfig, hint, "preset %s: "+format, append([]any{file}, args...)...)
+	}
+	if p.Policy != "" && p.Policy != "readonly" && p.Policy != "coding" && p.Policy != "trusted" {
+		return nil, bad("use readonly, coding or trusted", "unknown policy %q", p.Policy)
+	}
+	if p.Model != "" && !strings.Contains(p.Model, ":") {
+		return nil, bad("write it as PROVIDER:MODEL", "model %q is not of the form PROVIDER:MODEL", p.Model)
+	}
+	for _, pl := range p.Plugins {
+		if !slices.Contains(KnownPlugins, pl) {
+			return nil, bad("known plugins: "+strings.Join(KnownPlugins, ", "), "unknown plugin %q", pl)
+		}
+	}
+	if p.Limits.MaxTurns < 0 || p.Limits.BudgetTokens < 0 {
+		return nil, bad("use whole numbers >= 0", "negative limit")
+	}
+	if _, err := p.Schema(); err != nil {
+		return nil, bad("write output_schema as a JSON Schema mapping", "output_schema: %v", err)
+	}
+	return &p, nil
+}
+
+// Get returns the preset called name.
+func (s *Set) Get(name string) (*Preset, error) {
+	p, ok := s.byName[name]
+	if !ok {
+		return nil, errs.Newf(errs.KindConfig, "known presets: "+strings.Join(s.Names(), ", ")+" (lovia presets lists them)",
+			"unknown preset %q", name)
+	}
+	return p, nil
+}
+
+// Names lists the preset names, sorted.
+func (s *Set) Names() []string {
+	out := make([]string, 0, len(s.byName))
+	for n := range s.byName {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// List returns every preset sorted by name.
+func (s *Set) List() []*Preset {
+	var out []*Preset
+	for _, n := range s.Names() {
+		out = append(out, s.byName[n])
+	}
+	return out
+}
+
+func jsonable(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, v := range x {
+			m[k] = jsonable(v)
+		}
+		return m
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, v := range x {
+			m[fmt.Sprint(k)] = jsonable(v)
+		}
+		return m
+	case []any:
+		out := make([]any, len(x))
+		for i, v := range x {
+			out[i] = jsonable(v)
+		}
+		return out
+	}
+	return v
+}
