@@ -1,0 +1,240 @@
+package compaction
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/lovia-dev/lovia/internal/event"
+	"github.com/lovia-dev/lovia/internal/tool"
+	"github.com/lovia-dev/lovia/internal/transcript"
+)
+
+// Compaction is the default context policy: a sticky, staged pipeline (offload huge
+// tool results → clear older results → incremental summary) planned into a State and
+// rendered by the pure Render. It is safe for concurrent use by many runs.
+//
+// recall_tool_result is always contributed through Tools (a tool set that changes
+// mid-run would itself break the prompt cache); markers mention it only when the
+// request's ToolNames contain it, and its description tells the model it is for
+// results shown as cleared/offloaded markers, so an agent whose results were never
+// compacted has no reason to call it.
+type Compaction struct {
+	cfg        Config
+	store      ResultStore
+	summarizer Summarizer
+	log        *slog.Logger
+	cacheSize  int
+
+	mu       sync.Mutex
+	tick     uint64
+	sessions map[string]*session
+}
+
+// Option configures a Compaction.
+type Option func(*Compaction)
+
+// WithStore archives offloaded results in s (nil: recall reads the transcript).
+func WithStore(s ResultStore) Option { return func(c *Compaction) { c.store = s } }
+
+// WithSummarizer enables the summary stage (without one it is skipped).
+func WithSummarizer(s Summarizer) Option { return func(c *Compaction) { c.summarizer = s } }
+
+// WithLogger logs archive and summarizer failures (nil: discarded).
+func WithLogger(l *slog.Logger) Option { return func(c *Compaction) { c.log = l } }
+
+// WithCacheSize bounds how many sessions keep in-process state (default 32).
+func WithCacheSize(n int) Option { return func(c *Compaction) { c.cacheSize = n } }
+
+// New returns the default policy. cfg is completed with defaults; call cfg.Validate
+// first to report a bad configuration to the user.
+func New(cfg Config, opts ...Option) *Compaction {
+	c := &Compaction{cfg: cfg.WithDefaults(), cacheSize: 32, sessions: map[string]*session{}}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.cacheSize <= 0 {
+		c.cacheSize = 1
+	}
+	return c
+}
+
+// Config returns the effective configuration (defaults filled in).
+func (c *Compaction) Config() Config { return c.cfg }
+
+// Tools implements ToolSource.
+func (c *Compaction) Tools() []tool.Tool { return []tool.Tool{recallTool(c.store)} }
+
+// session is what one conversation keeps in process between calls: the decoded state
+// (so an unchanged Request.State is not decoded again), token memo, marker cache and
+// the previous view (for StablePrefix).
+type session struct {
+	mu         sync.Mutex
+	used       uint64
+	state      *State
+	stateBytes []byte
+	cnt        counter
+	rend       *renderer
+	prevView   []transcript.Entry
+}
+
+func (c *Compaction) session(key string) *session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tick++
+	s, ok := c.sessions[key]
+	if !ok {
+		if len(c.sessions) >= c.cacheSize {
+			var oldest string
+			var at uint64
+			for k, v := range c.sessions {
+				if oldest == "" || v.used < at {
+					oldest, at = k, v.used
+				}
+			}
+			delete(c.sessions, oldest)
+		}
+		s = &session{rend: newRenderer(RenderOptions{PreviewChars: c.cfg.Offload.PreviewChars})}
+		c.sessions[key] = s
+	}
+	s.used = c.tick
+	return s
+}
+
+// Compact implements Policy.
+func (c *Compaction) Compact(ctx context.Context, req Request) (Result, error) {
+	key := req.SessionID
+	if key == "" {
+		key = "run:" + req.RunID
+	}
+	s := c.session(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	st := c.loadState(s, req)
+	if !req.Overflow {
+		// The report that comes with an overflow retry is the one before the failed
+		// call; it was folded in already.
+		st.calibrate(req.LastInputTokens)
+	}
+	body := req.Body
+	raw := s.cnt.count(body)
+	sysRaw := EstimateText(req.System)
+	toolsTok := EstimateTools(req.Tools)
+	budget := c.cfg.BudgetFor(req.ContextWindow)
+	s.rend.setOptions(RenderOptions{RecallTool: slices.Contains(req.ToolNames, RecallToolName), PreviewChars: c.cfg.Offload.PreviewChars})
+
+	before := st.scaled(sysRaw+s.rend.viewRaw(body, raw, st)) + toolsTok
+	var info *event.Compaction
+	compacted := false
+	if req.Force || req.Overflow || before > budget.CompactAt {
+		p := &planner{cfg: c.cfg, st: st, r: s.rend, body: body, raw: raw, fixed: sysRaw, tools: toolsTok,
+			target: budget.CompactTo, keepRecent: budget.KeepRecent, anchor: true,
+			store: c.store, scope: scopeOf(req.SessionID, req.RunID), summarizer: c.summarizer, log: c.log}
+		switch {
+		case req.Overflow:
+			p.aggressive, p.anchor = true, false
+			p.target = c.cfg.OverflowTarget.Tokens(budget.Usable)
+			p.keepRecent = c.cfg.OverflowKeepRecent.Tokens(budget.Usable)
+		case req.Force:
+			p.force = true
+		}
+		compacted = p.run(ctx)
+		if compacted {
+			st.Bursts++
+		}
+		if compacted || req.Force {
+			p.info.TokensBefore = before
+			p.info.TokensAfter = p.total()
+			p.info.Overflow = req.Overflow
+			p.info.Forced = req.Force
+			if p.info.Stages == nil {
+				p.info.Stages = []string{}
+			}
+			info = &p.info
+		}
+	}
+
+	view := s.rend.render(body, st, make([]transcript.Entry, 0, len(body)+1))
+	// Full slice expression: a caller appending view-injector entries must not write
+	// into memory that prevView (or a later view) shares.
+	view = view[:len(view):len(view)]
+	viewRaw := sysRaw + s.rend.viewRaw(body, raw, st)
+	st.LastRaw, st.LastTools = viewRaw, toolsTok
+
+	stable := commonPrefix(s.prevView, view)
+	s.prevView = view
+	s.state = st
+	s.stateBytes = st.Marshal()
+	return Result{View: view, StablePrefix: stable, State: bytes.Clone(s.stateBytes), Compacted: compacted, Info: info}, nil
+}
+
+// loadState picks the state for this call: the request's (from the checkpoint head)
+// when given, else the session's carried state from an earlier run, else a fresh one.
+// A new run keeps call_id decisions and resets the summarizer's circuit breaker; a
+// summary whose covered prefix no longer matches the body is dropped.
+func (c *Compaction) loadState(s *session, req Request) *State {
+	var st *State
+	switch {
+	case len(req.State) > 0 && s.state != nil && bytes.Equal(req.State, s.stateBytes):
+		st = s.state
+	case len(req.State) > 0:
+		var err error
+		if st, err = ParseState(req.State); err != nil {
+			c.log.Warn("compaction: discarding unreadable state", "err", err)
+		}
+	case s.state != nil:
+		st = s.state.clone()
+	default:
+		st = &State{Version: stateVersion}
+	}
+	if st.RunID != req.RunID {
+		st.RunID = req.RunID
+		st.SummaryFailures = 0
+		st.LastRaw, st.LastReported = 0, 0
+	}
+	if st.validate(req.Body) {
+		c.log.Info("compaction: the summarized prefix changed; summary reset", "session", req.SessionID)
+	}
+	return st
+}
+
+// commonPrefix counts leading entries of b byte-identical to a's.
+func commonPrefix(a, b []transcript.Entry) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if !sameEntry(&a[i], &b[i]) {
+			return i
+		}
+	}
+	return n
+}
+
+// sameEntry compares every serialized field; string and slice comparisons
+// short-circuit on shared memory, so unchanged entries cost O(1).
+func sameEntry(a, b *transcript.Entry) bool {
+	if a.Type != b.Type || a.Role != b.Role || a.CallID != b.CallID || a.Name != b.Name ||
+		a.IsError != b.IsError || a.Truncated != b.Truncated || a.Synthetic != b.Synthetic ||
+		a.RunID != b.RunID || a.Agent != b.Agent || a.Provider != b.Provider ||
+		a.Text != b.Text || a.Signature != b.Signature || a.Encrypted != b.Encrypted ||
+		a.ProviderID != b.ProviderID || !bytes.Equal(a.Args, b.Args) || len(a.Attachments) != len(b.Attachments) {
+		return false
+	}
+	for i := range a.Attachments {
+		x, y := &a.Attachments[i], &b.Attachments[i]
+		if x.MIME != y.MIME || x.Name != y.Name || x.URI != y.URI || !bytes.Equal(x.Data, y.Data) {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	_ Policy     = (*Compaction)(nil)
+	_ ToolSource = (*Compaction)(nil)
+)

@@ -1,0 +1,176 @@
+package compaction
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	"github.com/lovia-dev/lovia/internal/transcript"
+)
+
+// stateVersion is bumped when State's JSON changes incompatibly; an unknown version is
+// discarded (the view is re-planned from scratch, which is always safe).
+const stateVersion = 1
+
+// State is the policy's sticky memory: the decisions the stages made, never undone,
+// plus the token calibration. It is small and JSON-safe; the loop stores it in the
+// checkpoint head (Result.State → next Request.State), so it survives resume.
+// Decisions are keyed by call_id (or by the covered-prefix fingerprint for the
+// summary), never by position.
+type State struct {
+	Version int    `json:"v"`
+	RunID   string `json:"run_id,omitempty"`
+	// Offloaded maps a call_id to the archive reference of its full output ("" when no
+	// archive was available: recall falls back to the transcript). The marker's preview
+	// is re-derived from the transcript, so the state stays small.
+	Offloaded map[string]string `json:"offloaded,omitempty"`
+	// Cleared call_ids render as short markers (this wins over Offloaded).
+	Cleared map[string]bool `json:"cleared,omitempty"`
+	// Summary replaces the covered prefix of the body.
+	Summary *Summary `json:"summary,omitempty"`
+
+	// Ratio is the calibration EMA of reported/estimated tokens (0 = 1.0).
+	Ratio float64 `json:"ratio,omitempty"`
+	// LastRaw and LastTools are the raw estimate of the last view (body + system) and
+	// of its tool schemas, waiting for the provider's report; LastReported is the last
+	// report folded in (so a repeated report is not counted twice).
+	LastRaw      int `json:"last_raw,omitempty"`
+	LastTools    int `json:"last_tools,omitempty"`
+	LastReported int `json:"last_reported,omitempty"`
+
+	// SummaryFailures counts consecutive summarizer failures in this run (the circuit
+	// breaker opens at SummaryConfig.MaxFailures).
+	SummaryFailures int `json:"summary_failures,omitempty"`
+	// Bursts counts passes that made new decisions.
+	Bursts int `json:"bursts,omitempty"`
+}
+
+// Summary is the running summary of the body's oldest entries.
+type Summary struct {
+	Text string `json:"text"`
+	// Covered: body[:Covered] is replaced by the summary.
+	Covered int `json:"covered"`
+	// Fingerprint is the structural hash of body[:Covered] when it was summarized; a
+	// different prefix (history trimmed or rewritten between runs) resets the summary.
+	Fingerprint string `json:"fingerprint"`
+}
+
+// ParseState decodes a state from a checkpoint head. Empty input gives a fresh state;
+// a state of another version is discarded rather than misread.
+func ParseState(raw json.RawMessage) (*State, error) {
+	s := &State{Version: stateVersion}
+	if len(raw) == 0 || string(raw) == "null" {
+		return s, nil
+	}
+	var in State
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return s, fmt.Errorf("compaction state: %w", err)
+	}
+	if in.Version != stateVersion {
+		return s, nil
+	}
+	return &in, nil
+}
+
+// Marshal encodes s (maps marshal with sorted keys, so equal states give equal bytes).
+func (s *State) Marshal() json.RawMessage {
+	b, err := json.Marshal(s)
+	if err != nil { // cannot happen: plain strings, numbers and maps
+		panic(err)
+	}
+	return b
+}
+
+// clone copies s deeply enough that mutating the copy's decisions leaves s intact.
+func (s *State) clone() *State {
+	c := *s
+	c.Offloaded = maps.Clone(s.Offloaded)
+	c.Cleared = maps.Clone(s.Cleared)
+	if s.Summary != nil {
+		sum := *s.Summary
+		c.Summary = &sum
+	}
+	return &c
+}
+
+// IsOffloaded and IsCleared report a call's decision.
+func (s *State) IsOffloaded(callID string) bool { _, ok := s.Offloaded[callID]; return ok }
+func (s *State) IsCleared(callID string) bool   { return s.Cleared[callID] }
+
+func (s *State) offload(callID, ref string) {
+	if s.Offloaded == nil {
+		s.Offloaded = map[string]string{}
+	}
+	s.Offloaded[callID] = ref
+}
+
+func (s *State) clear(callID string) {
+	if s.Cleared == nil {
+		s.Cleared = map[string]bool{}
+	}
+	s.Cleared[callID] = true
+}
+
+// covered is how many leading body entries the summary replaces.
+func (s *State) covered() int {
+	if s.Summary == nil {
+		return 0
+	}
+	return s.Summary.Covered
+}
+
+// Fingerprint is a structural hash of entries: kinds, roles, ids, names and sizes. It
+// detects a prefix that was trimmed or rewritten without hashing every byte of every
+// tool output each turn.
+func Fingerprint(entries []transcript.Entry) string {
+	// Inline FNV-1a: the hash runs every call over the covered prefix, and the
+	// hash.Hash interface would allocate for each string written.
+	h := uint64(fnvOffset)
+	for i := range entries {
+		e := &entries[i]
+		h = fnvString(h, string(e.Type))
+		h = fnvString(h, e.Role)
+		h = fnvString(h, e.CallID)
+		h = fnvString(h, e.Name)
+		h = fnvUint(h, uint64(len(e.Text)))
+		h = fnvUint(h, uint64(len(e.Args))<<16^uint64(len(e.Attachments)))
+	}
+	return fmt.Sprintf("%016x", h)
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	h ^= 0xff // separator, so ("ab","c") and ("a","bc") differ
+	return h * fnvPrime
+}
+
+func fnvUint(h, v uint64) uint64 {
+	for range 8 {
+		h ^= v & 0xff
+		h *= fnvPrime
+		v >>= 8
+	}
+	return h
+}
+
+// validate drops decisions that no longer fit body: a summary whose covered prefix is
+// not the body's prefix any more. Call_id-keyed decisions stay (a call id that is not
+// in the body simply never renders).
+func (s *State) validate(body []transcript.Entry) (reset bool) {
+	if s.Summary == nil {
+		return false
+	}
+	if s.Summary.Covered > len(body) || s.Summary.Covered <= 0 || Fingerprint(body[:s.Summary.Covered]) != s.Summary.Fingerprint {
+		s.Summary = nil
+		return true
+	}
+	return false
+}
