@@ -19,7 +19,9 @@
 // Which item replays: the number n of assistant replies already in the request's view
 // for the current run decides the reply (the n-th non-error item, 0-based). A reply is
 // a maximal group of consecutive assistant_text / reasoning / tool_call entries; the
-// current run is the run id of the last entry carrying one (all entries when none do).
+// current run's entries start at the first entry stamped with the last run id in the
+// view (the run loop stamps a run's input) and run to the end (the whole view when no
+// entry is stamped).
 // Because compaction may summarize old replies out of a view, n never goes below the
 // highest count this provider saw earlier for the same run. Error items stand before
 // the reply they delay: each is served once per provider value (so "429, then text"
@@ -273,7 +275,9 @@ func (p *Provider) pick(req provider.Request) (int, int, error) {
 }
 
 // RepliesInView returns the current run id of a view and how many assistant replies of
-// that run it holds (see the package comment).
+// that run it holds (see the package comment). The current run starts at the first
+// entry stamped with the last run id seen; unstamped entries after it (the loop stamps
+// only a run's input) belong to it.
 func RepliesInView(entries []transcript.Entry) (string, int) {
 	runID := ""
 	for i := len(entries) - 1; i >= 0; i-- {
@@ -282,10 +286,19 @@ func RepliesInView(entries []transcript.Entry) (string, int) {
 			break
 		}
 	}
+	start := 0
+	if runID != "" {
+		for i, e := range entries {
+			if e.RunID == runID {
+				start = i
+				break
+			}
+		}
+	}
 	n := 0
 	inReply := false
-	for _, e := range entries {
-		if runID != "" && e.RunID != runID {
+	for _, e := range entries[start:] {
+		if e.RunID != "" && e.RunID != runID {
 			inReply = false
 			continue
 		}

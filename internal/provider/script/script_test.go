@@ -150,6 +150,7 @@ func TestTurnSelection(t *testing.T) {
 		{"history of another run is ignored", []transcript.Entry{u("r0", "x"), a("r0"), u("r1", "hi")}, 0},
 		{"text + calls in one reply count once", []transcript.Entry{u("r1", "hi"), a("r1"), c("r1", "1"), c("r1", "2"), r("r1", "1"), r("r1", "2")}, 1},
 		{"mailbox input between replies", []transcript.Entry{u("r1", "hi"), c("r1", "1"), r("r1", "1"), u("r1", "steer"), a("r1")}, 2},
+		{"only the input is stamped", []transcript.Entry{u("r0", "x"), a(""), u("r1", "hi"), a(""), c("", "1"), r("", "1"), a("")}, 2},
 		{"no run ids: whole view", []transcript.Entry{u("", "hi"), a(""), u("", "again")}, 1},
 		{"synthetic tail ignored for run id", []transcript.Entry{u("r1", "hi"), a("r1"), {Type: transcript.TypeInput, Role: "user", Text: "reminder", Synthetic: true}}, 1},
 	}
