@@ -9,8 +9,8 @@ import (
 func TestPathDecisions(t *testing.T) {
 	e := newTestEnv(t)
 	cases := []struct {
-		path                     string
-		op                       Op
+		path                      string
+		op                        Op
 		readonly, coding, trusted Decision
 	}{
 		{"src/main.go", OpRead, A, A, A},

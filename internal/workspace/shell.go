@@ -1,0 +1,408 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/lovia-dev/lovia/internal/workspace/sandbox"
+)
+
+// DefaultShellTimeout bounds one foreground shell command.
+const DefaultShellTimeout = 300 * time.Second
+
+// MaxShellOutput is the cap on a shell result (head + tail are kept).
+const MaxShellOutput = 30_000
+
+// ExecRequest is one simple command that passed the policy, ready to start.
+type ExecRequest struct {
+	Path string   // resolved program
+	Args []string // argv, Args[0] as written
+	Dir  string
+	Env  []string
+	// Writable are extra paths the person approved writing for this call.
+	Writable []string
+}
+
+// ShellExecutor prepares the process for one simple command (it does not start
+// it). The seam between the policy and the OS: a plain executor, or one that
+// confines the process (Landlock).
+type ShellExecutor interface {
+	Command(ctx context.Context, req ExecRequest) (*exec.Cmd, error)
+	// Describe says what the executor enforces, for the system prompt.
+	Describe() string
+}
+
+// DirectExecutor runs commands unconfined (the guard and run-time checks only).
+type DirectExecutor struct{}
+
+func (DirectExecutor) Command(ctx context.Context, req ExecRequest) (*exec.Cmd, error) {
+	cmd := exec.CommandContext(ctx, req.Path)
+	cmd.Args = req.Args
+	cmd.Dir, cmd.Env = req.Dir, req.Env
+	return cmd, nil
+}
+
+func (DirectExecutor) Describe() string { return "" }
+
+// SandboxExecutor starts each command through the sandbox helper (lovia re-executed
+// with sandbox.Subcommand), which confines it with Landlock before exec.
+type SandboxExecutor struct {
+	// Helper is the argv prefix of the helper, e.g. [/usr/bin/lovia __sandbox-exec].
+	Helper []string
+	// Writable are the directories every command may write (root, temp, grants).
+	Writable []string
+	// Readable are the directories commands may read and execute from.
+	Readable []string
+	Required bool
+}
+
+func (s *SandboxExecutor) Command(ctx context.Context, req ExecRequest) (*exec.Cmd, error) {
+	if len(s.Helper) == 0 {
+		return nil, errors.New("sandbox helper not configured")
+	}
+	o := sandbox.Options{RW: append(append([]string(nil), s.Writable...), req.Writable...), RO: s.Readable, Required: s.Required}
+	args := append(append([]string(nil), s.Helper[1:]...), sandbox.Args(o, req.Path, req.Args)...)
+	cmd := exec.CommandContext(ctx, s.Helper[0], args...)
+	cmd.Dir, cmd.Env = req.Dir, req.Env
+	return cmd, nil
+}
+
+func (s *SandboxExecutor) Describe() string {
+	return "Commands run in a Landlock sandbox: child processes (including scripts such as python -c) can write only to " + strings.Join(s.Writable, ", ") + "."
+}
+
+// DeniedError stops a command at execution time.
+type DeniedError struct {
+	What   string // the expanded command or path
+	Reason string
+	Ask    bool // the policy would have asked (nobody could answer)
+}
+
+func (e *DeniedError) Error() string {
+	verb := "denied"
+	if e.Ask {
+		verb = "needs approval, which was not given"
+	}
+	return fmt.Sprintf("lovia: %s %s: %s", e.What, verb, e.Reason)
+}
+
+// ShellRequest is one shell invocation.
+type ShellRequest struct {
+	Command string
+	Cwd     string // relative to the root or absolute; "" = root
+	Timeout time.Duration
+	Output  io.Writer
+	// Approved: a person approved this call (its run-time "ask" verdicts pass).
+	Approved bool
+	// Writable: paths the approval covered for writing (the sandbox opens them).
+	Writable []string
+	// Ask routes a run-time approval (nil: unapproved asks are denied).
+	Ask func(ctx context.Context, what, reason string) bool
+}
+
+// shellRun is the state of one invocation shared by its handlers.
+type shellRun struct {
+	s      *Workspace
+	req    ShellRequest
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	denied *DeniedError
+	pgids  map[int]bool
+}
+
+func (r *shellRun) deny(e *DeniedError) error {
+	r.mu.Lock()
+	if r.denied == nil {
+		r.denied = e
+	}
+	r.mu.Unlock()
+	r.cancel()
+	return e
+}
+
+// check turns a run-time decision into nil (go on) or a stopping error.
+func (r *shellRun) check(ctx context.Context, d Decision, what, reason string) error {
+	switch d {
+	case Allow:
+		return nil
+	case Ask:
+		if r.req.Approved {
+			return nil
+		}
+		if r.req.Ask != nil && r.req.Ask(ctx, what, reason) {
+			return nil
+		}
+		return r.deny(&DeniedError{What: what, Reason: reason, Ask: true})
+	}
+	return r.deny(&DeniedError{What: what, Reason: reason})
+}
+
+// ShellResult is the outcome of a foreground command.
+type ShellResult struct {
+	ExitCode int
+	TimedOut bool
+	Denied   *DeniedError
+	Err      error // infrastructure failure
+}
+
+// RunShell runs a command under mvdan.cc/sh/v3/interp with the policy checked at
+// every simple command (expanded argv) and every redirect open. Processes get their
+// own process group; cancellation or the timeout kills the groups.
+func (s *Workspace) RunShell(ctx context.Context, req ShellRequest) ShellResult {
+	if req.Timeout <= 0 {
+		req.Timeout = s.shellTimeout
+	}
+	if req.Output == nil {
+		req.Output = io.Discard
+	}
+	cwd, err := s.dir(req.Cwd)
+	if err != nil {
+		return ShellResult{ExitCode: -1, Err: err}
+	}
+	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(req.Command), "")
+	if err != nil {
+		return ShellResult{ExitCode: 2, Err: fmt.Errorf("the command does not parse: %w", err)}
+	}
+	ctx, cancel := context.WithTimeout(ctx, req.Timeout)
+	defer cancel()
+	run := &shellRun{s: s, req: req, cancel: cancel, pgids: map[int]bool{}}
+	env := s.env()
+	out := &lockedWriter{w: req.Output}
+	runner, err := interp.New(
+		interp.Dir(cwd),
+		interp.Env(expand.ListEnviron(env...)),
+		interp.StdIO(nil, out, out),
+		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return run.exec }),
+		interp.OpenHandler(run.open),
+		interp.CallHandler(run.call),
+	)
+	if err != nil {
+		return ShellResult{ExitCode: -1, Err: err}
+	}
+	err = runner.Run(ctx, file)
+	run.killAll()
+	res := ShellResult{}
+	run.mu.Lock()
+	res.Denied = run.denied
+	run.mu.Unlock()
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && res.Denied == nil {
+		res.TimedOut = true
+		res.ExitCode = -1
+		return res
+	}
+	if res.Denied != nil {
+		res.ExitCode = 126
+		return res
+	}
+	if err == nil {
+		return res
+	}
+	if code, ok := interp.IsExitStatus(err); ok {
+		res.ExitCode = int(code)
+		return res
+	}
+	if ctx.Err() != nil {
+		res.ExitCode = -1
+		res.Err = ctx.Err()
+		return res
+	}
+	res.ExitCode = 1
+	res.Err = err
+	return res
+}
+
+// call checks builtins that read files (source) — other builtins act only through
+// redirects (open handler) or run commands (exec handler).
+func (r *shellRun) call(ctx context.Context, args []string) ([]string, error) {
+	if args[0] == "source" || args[0] == "." {
+		hc := interp.HandlerCtx(ctx)
+		for _, a := range args[1:2] {
+			abs := r.s.policy.Resolve(a, hc.Dir)
+			d, why := r.s.policy.DecidePath(abs, OpRead)
+			if err := r.check(ctx, d, "source "+a, why); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return args, nil
+}
+
+func (r *shellRun) open(ctx context.Context, path string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
+	hc := interp.HandlerCtx(ctx)
+	op := OpRead
+	if flag&(os.O_WRONLY|os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_TRUNC) != 0 {
+		op = OpWrite
+	}
+	if !isStream(path) {
+		abs := r.s.policy.Resolve(path, hc.Dir)
+		d, why := r.s.policy.DecidePath(abs, op)
+		if err := r.check(ctx, d, fmt.Sprintf("%s redirect to %s", op, path), why); err != nil {
+			return nil, err
+		}
+	}
+	if path != "" && !strings.HasPrefix(path, "/") {
+		path = hc.Dir + "/" + path
+	}
+	return os.OpenFile(path, flag, perm)
+}
+
+// baseline are variables whose change makes a command run other code.
+var baseline = []string{"PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV"}
+
+func (r *shellRun) exec(ctx context.Context, args []string) error {
+	hc := interp.HandlerCtx(ctx)
+	text := strings.Join(args, " ")
+	a := r.s.policy.AnalyzeArgv(args, hc.Dir)
+	for _, k := range baseline {
+		if hc.Env.Get(k).String() != r.s.baseEnv[k] {
+			a.reason(Ask, fmt.Sprintf("%s was changed, which changes what runs", k))
+		}
+	}
+	if err := r.check(ctx, a.Decision, text, a.Explain()); err != nil {
+		return err
+	}
+	path, err := interp.LookPathDir(hc.Dir, hc.Env, args[0])
+	if err != nil {
+		fmt.Fprintln(hc.Stderr, err)
+		return interp.ExitStatus(127)
+	}
+	var env []string
+	for name, v := range hc.Env.Each {
+		if v.IsSet() && v.Exported && v.Kind == expand.String {
+			env = append(env, name+"="+v.Str)
+		}
+	}
+	var writable []string
+	if r.req.Approved {
+		writable = r.req.Writable
+	}
+	cmd, err := r.s.executor.Command(ctx, ExecRequest{Path: path, Args: args, Dir: hc.Dir, Env: env, Writable: writable})
+	if err != nil {
+		return err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = hc.Stdin, hc.Stdout, hc.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(hc.Stderr, err)
+		return interp.ExitStatus(126)
+	}
+	pid := cmd.Process.Pid
+	r.mu.Lock()
+	r.pgids[pid] = true
+	r.mu.Unlock()
+	err = cmd.Wait()
+	// The group may still hold background children of this command: they belong to
+	// the shell call and die with it (killAll at the end).
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ee):
+		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return interp.ExitStatus(128 + int(st.Signal()))
+		}
+		return interp.ExitStatus(ee.ExitCode())
+	case errors.Is(err, exec.ErrWaitDelay):
+		return nil
+	}
+	return err
+}
+
+// killAll kills every process group the invocation started.
+func (r *shellRun) killAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for pg := range r.pgids {
+		_ = syscall.Kill(-pg, syscall.SIGKILL)
+	}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// capBuffer keeps the first head and the last tail bytes of a stream.
+type capBuffer struct {
+	mu         sync.Mutex
+	head       []byte
+	tail       []byte // ring
+	tailStart  int
+	headMax    int
+	tailMax    int
+	total      int64
+	tailFilled bool
+}
+
+func newCapBuffer(max int) *capBuffer {
+	h := max * 2 / 3
+	return &capBuffer{headMax: h, tailMax: max - h}
+}
+
+func (b *capBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(p)
+	b.total += int64(n)
+	if room := b.headMax - len(b.head); room > 0 {
+		k := min(room, len(p))
+		b.head = append(b.head, p[:k]...)
+		p = p[k:]
+	}
+	for len(p) > 0 {
+		if len(b.tail) < b.tailMax {
+			k := min(b.tailMax-len(b.tail), len(p))
+			b.tail = append(b.tail, p[:k]...)
+			p = p[k:]
+			continue
+		}
+		if len(p) >= b.tailMax {
+			copy(b.tail, p[len(p)-b.tailMax:])
+			b.tailStart = 0
+			b.tailFilled = true
+			break
+		}
+		for _, c := range p {
+			b.tail[b.tailStart] = c
+			b.tailStart = (b.tailStart + 1) % b.tailMax
+		}
+		b.tailFilled = true
+		break
+	}
+	return n, nil
+}
+
+// String renders head + tail with a marker where output was cut.
+func (b *capBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	tail := append(append([]byte(nil), b.tail[b.tailStart:]...), b.tail[:b.tailStart]...)
+	kept := int64(len(b.head) + len(tail))
+	if kept == b.total {
+		return strings.ToValidUTF8(string(b.head)+string(tail), "\uFFFD")
+	}
+	return strings.ToValidUTF8(string(b.head), "") + fmt.Sprintf("\n\n[... %d bytes of output omitted; showing the first %d and the last %d ...]\n\n", b.total-kept, len(b.head), len(tail)) + strings.ToValidUTF8(string(tail), "")
+}

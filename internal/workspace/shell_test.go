@@ -1,0 +1,243 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lovia-dev/lovia/internal/workspace/sandbox"
+)
+
+// TestMain doubles as the sandbox helper: the executor re-executes this test binary
+// with sandbox.Subcommand, as lovia re-executes itself.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.Subcommand {
+		os.Exit(sandbox.Main(os.Args[2:], os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func newWS(t *testing.T, e testEnv, policy, sb string) *Workspace {
+	t.Helper()
+	cfg := e.config(policy)
+	cfg.Sandbox = sb
+	w, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+func run(t *testing.T, w *Workspace, req ShellRequest) (ShellResult, string) {
+	t.Helper()
+	var out bytes.Buffer
+	req.Output = &out
+	res := w.RunShell(context.Background(), req)
+	return res, out.String()
+}
+
+func TestShellRuns(t *testing.T) {
+	e := newTestEnv(t)
+	w := newWS(t, e, PresetCoding, SandboxOff)
+	res, out := run(t, w, ShellRequest{Command: "echo hello; echo err >&2; cd src && pwd", Approved: true})
+	if res.ExitCode != 0 || res.Err != nil || out != "hello\nerr\n"+e.root+"/src\n" {
+		t.Fatalf("res %+v out %q", res, out)
+	}
+	res, _ = run(t, w, ShellRequest{Command: "sh -c 'exit 3'", Approved: true})
+	if res.ExitCode != 3 {
+		t.Fatalf("exit %d", res.ExitCode)
+	}
+	res, out = run(t, w, ShellRequest{Command: "echo hi > out.txt && cat out.txt | tr a-z A-Z", Approved: true})
+	if res.ExitCode != 0 || out != "HI\n" {
+		t.Fatalf("res %+v out %q", res, out)
+	}
+	// The environment is minimal: secrets do not reach commands.
+	t.Setenv("LOVIA_TEST_SECRET", "s3cret")
+	w2 := newWS(t, e, PresetCoding, SandboxOff)
+	_, out = run(t, w2, ShellRequest{Command: "env", Approved: true})
+	if strings.Contains(out, "s3cret") || !strings.Contains(out, "PATH=") {
+		t.Fatalf("env leaked or PATH missing: %q", out)
+	}
+}
+
+func TestShellRuntimeChecks(t *testing.T) {
+	e := newTestEnv(t)
+	victim := filepath.Join(e.base, "victim")
+	if err := os.WriteFile(victim, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, policy, cmd string
+		approved          bool
+		wantDenied        bool
+		wantAsk           bool
+	}{
+		// Functions expand "$1" at run time: the real path is checked.
+		{"function arg", PresetCoding, `f() { rm -f "$1"; }; f ../victim`, true, true, false},
+		{"variable redirect", PresetCoding, `x=../out; echo hi > $x`, true, true, false},
+		{"cmdsubst read unapproved", PresetCoding, `cat $(echo /etc/hostname)`, false, true, true},
+		{"cmdsubst read approved", PresetCoding, `cat $(echo /etc/hostname)`, true, false, false},
+		{"symlink made at run time", PresetTrusted, `ln -s ` + e.base + ` up && echo x > up/victim`, false, true, true},
+		{"eval payload", PresetTrusted, `c="rm -f ../victim"; eval "$c"`, false, true, true},
+		{"denied path via var", PresetTrusted, `f=.env; cat $f`, true, true, false},
+		{"PATH changed", PresetTrusted, `PATH=/tmp:$PATH ls`, false, true, true},
+		{"inside is fine", PresetTrusted, `d=src; ls $d > listing.txt`, false, false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWS(t, e, c.policy, SandboxOff)
+			res, out := run(t, w, ShellRequest{Command: c.cmd, Approved: c.approved})
+			if (res.Denied != nil) != c.wantDenied {
+				t.Fatalf("denied=%v (%v), out %q res %+v", res.Denied != nil, res.Denied, out, res)
+			}
+			if res.Denied != nil && res.Denied.Ask != c.wantAsk {
+				t.Fatalf("ask=%v: %v", res.Denied.Ask, res.Denied)
+			}
+		})
+	}
+	if _, err := os.Stat(victim); err != nil {
+		t.Fatalf("victim removed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(e.base, "out")); err == nil {
+		t.Fatal("redirect outside the root created a file")
+	}
+	// A run-time ask goes through the approval callback.
+	w := newWS(t, e, PresetTrusted, SandboxOff)
+	var asked string
+	res, _ := run(t, w, ShellRequest{Command: `t=` + e.base + `/approved.txt; echo ok > $t`, Ask: func(_ context.Context, what, reason string) bool {
+		asked = what
+		return true
+	}})
+	if res.Denied != nil || asked == "" {
+		t.Fatalf("callback not used: %+v asked %q", res, asked)
+	}
+}
+
+func TestShellTimeoutKillsGroup(t *testing.T) {
+	e := newTestEnv(t)
+	w := newWS(t, e, PresetTrusted, SandboxOff)
+	start := time.Now()
+	res, _ := run(t, w, ShellRequest{Command: `sh -c 'sleep 30 & echo $! > bg.pid; wait'`, Timeout: 500 * time.Millisecond})
+	if !res.TimedOut {
+		t.Fatalf("not timed out: %+v", res)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %v", d)
+	}
+	b, err := os.ReadFile(filepath.Join(e.root, "bg.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	deadline := time.Now().Add(3 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("background child %d survived the timeout", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestBackgroundProcesses(t *testing.T) {
+	e := newTestEnv(t)
+	w := newWS(t, e, PresetTrusted, SandboxOff)
+	id := w.StartBackground(ShellRequest{Command: "echo a; sleep 0.2; echo b"})
+	out, err := w.ReadProcessOutput(context.Background(), id, 5*time.Second)
+	if err != nil || !strings.Contains(out, "a\nb\n") || !strings.Contains(out, "exited with status 0") {
+		t.Fatalf("out %q err %v", out, err)
+	}
+	out, _ = w.ReadProcessOutput(context.Background(), id, 0)
+	if !strings.Contains(out, "(no new output)") {
+		t.Fatalf("second read %q", out)
+	}
+	id2 := w.StartBackground(ShellRequest{Command: "echo started; sleep 30"})
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	msg, err := w.KillProcess(id2)
+	if err != nil || !strings.Contains(msg, "killed") || time.Since(start) > 5*time.Second {
+		t.Fatalf("kill: %q %v", msg, err)
+	}
+	if _, err := w.ReadProcessOutput(context.Background(), id2, 0); err == nil {
+		t.Fatal("killed process still listed")
+	}
+}
+
+func TestCapBuffer(t *testing.T) {
+	b := newCapBuffer(30)
+	for i := 0; i < 100; i++ {
+		b.Write([]byte(strconv.Itoa(i % 10)))
+	}
+	s := b.String()
+	if !strings.HasPrefix(s, "01234567890123456789") || !strings.HasSuffix(s, "0123456789") || !strings.Contains(s, "70 bytes of output omitted") {
+		t.Fatalf("%q", s)
+	}
+	small := newCapBuffer(30)
+	small.Write([]byte("hello"))
+	if small.String() != "hello" {
+		t.Fatal(small.String())
+	}
+}
+
+func python(t *testing.T) string {
+	for _, p := range []string{"/usr/bin/python3"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	p, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	return p
+}
+
+func TestSandboxConfinesInterpreters(t *testing.T) {
+	if v, _ := sandbox.ABI(); v == 0 {
+		t.Skip("Landlock unavailable")
+	}
+	e := newTestEnv(t)
+	w := newWS(t, e, PresetTrusted, SandboxRequired)
+	if !w.Sandboxed() {
+		t.Fatal("not sandboxed")
+	}
+	outside := filepath.Join(e.base, "escaped.txt")
+	py := python(t)
+	cmds := []string{
+		py + ` -c 'open("` + outside + `", "w").write("x")'`,
+		`perl -e 'open(F, ">", "` + outside + `") or die "denied: $!"; print F "x"'`,
+		`sh -c 'echo x > ` + outside + `'`,
+	}
+	for _, c := range cmds {
+		res, out := run(t, w, ShellRequest{Command: c, Approved: true})
+		t.Logf("%s -> %d %q", c, res.ExitCode, out)
+		if !strings.Contains(out, "ermission denied") {
+			t.Errorf("%s: not refused by the sandbox: %q", c, out)
+		}
+		if res.ExitCode == 0 {
+			t.Errorf("%s: succeeded (out %q)", c, out)
+		}
+		if _, err := os.Stat(outside); err == nil {
+			t.Fatalf("%s: wrote outside the root", c)
+		}
+	}
+	// Inside the root, the temp dir, and reads anywhere still work.
+	res, out := run(t, w, ShellRequest{Command: py + ` -c 'open("inside.txt", "w").write(open("/etc/hostname").read())' && perl -e 'open(F, ">", "` + e.tmp + `/t") or die; print F "y"' && cat inside.txt > /dev/null && echo ok`, Approved: true})
+	if res.ExitCode != 0 || !strings.Contains(out, "ok") {
+		t.Fatalf("inside write failed: %+v %q", res, out)
+	}
+	// An approved write outside opens exactly that path for the call.
+	target := filepath.Join(e.base, "granted")
+	os.Mkdir(target, 0o755)
+	res, out = run(t, w, ShellRequest{Command: py + ` -c 'open("` + target + `/f", "w").write("x")'`, Approved: true, Writable: []string{target}})
+	if res.ExitCode != 0 {
+		t.Fatalf("approved write failed: %+v %q", res, out)
+	}
+}

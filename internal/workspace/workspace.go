@@ -1,0 +1,232 @@
+// Package workspace gives the agent files and processes under one allow/ask/deny
+// policy (SPEC §7). The Workspace is the single enforcement point for deny: every
+// tool resolves paths and judges commands through it; "ask" verdicts surface as tool
+// approvals. Shell commands run under mvdan.cc/sh/v3/interp with the policy checked
+// again at execution time, optionally inside a Landlock sandbox.
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/workspace/sandbox"
+)
+
+// Sandbox modes.
+const (
+	SandboxOff      = "off"
+	SandboxAuto     = "auto"
+	SandboxRequired = "required"
+)
+
+// Workspace is one root under one policy, with the state of a (chat) session: the
+// "allow for this session" rules, what the agent has read (to refuse stale edits) and
+// background processes. It is safe for concurrent use. Close kills background processes.
+type Workspace struct {
+	cfg          Config
+	policy       *Policy
+	executor     ShellExecutor
+	sandboxNote  string // set when the sandbox was requested but is unavailable
+	envList      []string
+	baseEnv      map[string]string
+	shellTimeout time.Duration
+
+	mu    sync.Mutex
+	reads map[string]stamp // abs path -> what the agent last saw
+	procs map[string]*bgProc
+	nproc int
+}
+
+// stamp identifies a file version the agent has seen.
+type stamp struct {
+	mod  time.Time
+	size int64
+	hash [32]byte
+}
+
+// New builds a Workspace from cfg (Root defaults to the current directory).
+func New(cfg Config) (*Workspace, error) {
+	p, err := NewPolicy(cfg)
+	if err != nil {
+		return nil, err
+	}
+	w := &Workspace{cfg: cfg, policy: p, reads: map[string]stamp{}, procs: map[string]*bgProc{}}
+	w.shellTimeout = DefaultShellTimeout
+	if cfg.ShellTimeout > 0 {
+		w.shellTimeout = time.Duration(cfg.ShellTimeout) * time.Second
+	}
+	w.envList, w.baseEnv = buildEnv(cfg)
+	mode := cfg.Sandbox
+	if mode == "" {
+		mode = SandboxAuto
+	}
+	switch mode {
+	case SandboxOff:
+		w.executor = DirectExecutor{}
+	case SandboxAuto, SandboxRequired:
+		abi, abiErr := sandbox.ABI()
+		if abi == 0 {
+			if mode == SandboxRequired {
+				return nil, errs.Wrap(errs.KindConfig, abiErr, "sandbox required but unavailable", "run on a Linux kernel with Landlock enabled, or use --sandbox auto|off")
+			}
+			w.sandboxNote = "the Landlock sandbox is unavailable on this system, commands are confined by the policy checks only"
+			slog.Warn("workspace: "+w.sandboxNote, "err", abiErr)
+			w.executor = DirectExecutor{}
+			break
+		}
+		helper := cfg.SandboxHelper
+		if len(helper) == 0 {
+			exe, err := os.Executable()
+			if err != nil {
+				return nil, fmt.Errorf("locating the lovia executable for the sandbox helper: %w", err)
+			}
+			helper = []string{exe, sandbox.Subcommand}
+		}
+		w.executor = &SandboxExecutor{Helper: helper, Writable: p.WritableRoots(), Readable: []string{"/"}, Required: mode == SandboxRequired}
+	default:
+		return nil, errs.Newf(errs.KindConfig, "use --sandbox off, auto or required", "unknown sandbox mode %q", cfg.Sandbox)
+	}
+	return w, nil
+}
+
+// SetExecutor replaces the shell executor (tests, other sandboxes).
+func (w *Workspace) SetExecutor(e ShellExecutor) { w.executor = e }
+
+// Policy returns the compiled policy.
+func (w *Workspace) Policy() *Policy { return w.policy }
+
+// Root returns the resolved root.
+func (w *Workspace) Root() string { return w.policy.root }
+
+// SandboxNote is non-empty when the sandbox was wanted but is not in effect.
+func (w *Workspace) SandboxNote() string { return w.sandboxNote }
+
+// Sandboxed reports whether commands run confined.
+func (w *Workspace) Sandboxed() bool {
+	_, ok := w.executor.(*SandboxExecutor)
+	return ok
+}
+
+// Close kills background processes.
+func (w *Workspace) Close() error {
+	w.mu.Lock()
+	procs := make([]*bgProc, 0, len(w.procs))
+	for _, p := range w.procs {
+		procs = append(procs, p)
+	}
+	w.mu.Unlock()
+	for _, p := range procs {
+		p.kill()
+	}
+	return nil
+}
+
+// envKeep are passed to commands by default: nothing secret.
+var envKeep = []string{"PATH", "HOME", "LANG", "LANGUAGE", "TERM", "TMPDIR", "USER", "LOGNAME", "SHELL", "TZ"}
+
+func buildEnv(cfg Config) ([]string, map[string]string) {
+	m := map[string]string{}
+	if cfg.InheritEnv {
+		for _, kv := range os.Environ() {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				m[k] = v
+			}
+		}
+	} else {
+		for _, k := range envKeep {
+			if v, ok := os.LookupEnv(k); ok {
+				m[k] = v
+			}
+		}
+		for _, kv := range os.Environ() {
+			if strings.HasPrefix(kv, "LC_") {
+				k, v, _ := strings.Cut(kv, "=")
+				m[k] = v
+			}
+		}
+	}
+	if _, ok := m["PATH"]; !ok {
+		m["PATH"] = "/usr/local/bin:/usr/bin:/bin"
+	}
+	for k, v := range cfg.Env {
+		m[k] = v
+	}
+	list := make([]string, 0, len(m))
+	for k, v := range m {
+		list = append(list, k+"="+v)
+	}
+	sort.Strings(list)
+	base := map[string]string{}
+	for _, k := range baseline {
+		base[k] = m[k]
+	}
+	return list, base
+}
+
+func (w *Workspace) env() []string { return w.envList }
+
+// dir resolves a working directory for a command: it must exist and be readable.
+func (w *Workspace) dir(cwd string) (string, error) {
+	if cwd == "" {
+		return w.policy.root, nil
+	}
+	abs := w.policy.Resolve(cwd, "")
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("working directory %s: %w", cwd, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("working directory %s is not a directory", cwd)
+	}
+	if d, why := w.policy.DecidePath(abs, OpRead); d == Deny {
+		return "", &DeniedError{What: "working directory " + cwd, Reason: why}
+	}
+	return abs, nil
+}
+
+// ErrDenied marks path denials from the file operations.
+var ErrDenied = errors.New("denied by the workspace policy")
+
+// PathError is a denial of a file operation, with what would allow it.
+type PathError struct {
+	Path, Abs string
+	Op        Op
+	Decision  Decision
+	Reason    string
+}
+
+func (e *PathError) Error() string {
+	return fmt.Sprintf("%s %s denied: %s. %s", e.Op, e.Path, e.Reason, allowHint(e.Op, e.Abs))
+}
+
+func (e *PathError) Unwrap() error { return ErrDenied }
+
+func allowHint(op Op, abs string) string {
+	if op == OpRead {
+		return fmt.Sprintf("To allow it, the user can add %q to workspace.readable in .lovia/config.yaml, or run with --policy trusted.", filepath.Dir(abs))
+	}
+	return fmt.Sprintf("To allow it, the user can add %q to workspace.writable in .lovia/config.yaml.", filepath.Dir(abs))
+}
+
+// CheckPath is the session gate every file operation passes: it resolves path
+// (relative to the root) and returns the absolute path, or a *PathError when the
+// policy denies it. An "ask" verdict passes only when approved is true.
+func (w *Workspace) CheckPath(path string, op Op, approved bool) (string, Decision, error) {
+	if strings.TrimSpace(path) == "" {
+		return "", Deny, fmt.Errorf("empty path")
+	}
+	abs := w.policy.Resolve(path, "")
+	d, why := w.policy.DecidePath(abs, op)
+	if d == Deny || d == Ask && !approved {
+		return abs, d, &PathError{Path: path, Abs: abs, Op: op, Decision: d, Reason: why}
+	}
+	return abs, d, nil
+}
