@@ -66,7 +66,7 @@ func (b *fakeBackend) Sessions(context.Context) ([]SessionInfo, error) { return 
 func (b *fakeBackend) History(_ context.Context, id string) ([]transcript.Entry, error) {
 	return b.history[id], nil
 }
-func (b *fakeBackend) Models() []string           { return []string{"script:a.yaml", "openai:gpt-4.1"} }
+func (b *fakeBackend) Models() []string         { return []string{"script:a.yaml", "openai:gpt-4.1"} }
 func (b *fakeBackend) ContextWindow(string) int { return 100000 }
 
 // harness drives a Model synchronously: commands are executed inline, except event
