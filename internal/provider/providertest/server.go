@@ -65,7 +65,8 @@ type Turn struct {
 	Code    string      // error code (OpenAI) or error type (Anthropic)
 	Header  http.Header // extra reply headers, e.g. Retry-After
 
-	Raw string // verbatim SSE body
+	// Raw is sent verbatim: the SSE body, or with Status the error body.
+	Raw string
 	// CutAfter > 0 drops the connection after that many body bytes.
 	CutAfter int
 }
@@ -208,6 +209,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	if turn.CutAfter > 0 && turn.CutAfter < len(stream) {
 		_, _ = w.Write(stream[:turn.CutAfter])
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush() // the client must see the partial stream before the drop
+		}
 		if hj, ok := w.(http.Hijacker); ok {
 			if conn, _, err := hj.Hijack(); err == nil {
 				_ = conn.Close() // no terminating chunk: the client sees a dropped connection
@@ -219,6 +223,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) writeError(w http.ResponseWriter, t Turn) {
+	if t.Raw != "" {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(t.Status)
+		_, _ = w.Write([]byte(t.Raw))
+		return
+	}
 	var body any
 	if s.Kind == KindAnthropic {
 		typ := t.Code
