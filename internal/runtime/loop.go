@@ -62,7 +62,8 @@ type loop struct {
 	pendingHandoff  string
 	granted         map[string]bool
 	repairsLeft     int
-	callSeq         int
+	callSeq         int          // generated call ids (run goroutine only)
+	askSeq          atomic.Int64 // ids of approvals asked outside a tool call
 
 	output     string
 	structured json.RawMessage
@@ -151,10 +152,7 @@ func (l *loop) newRC(agentName string, turn int) *tool.RunContext {
 		Usage:   l.currentUsage,
 	}
 	rc.Ask = func(ctx context.Context, a *event.Approval) (tool.Decision, error) {
-		l.mu.Lock()
-		l.callSeq++
-		id := fmt.Sprintf("ask_%d", l.callSeq)
-		l.mu.Unlock()
+		id := fmt.Sprintf("ask_%d", l.askSeq.Add(1))
 		return l.ask(ctx, id, "", nil, a)
 	}
 	return rc
@@ -343,6 +341,9 @@ func (l *loop) execute(ctx context.Context) error {
 		return l.resume(ctx, snap)
 	}
 
+	if len(l.input) == 0 && l.histLen == 0 {
+		return errs.New(errs.KindUsage, "the run has no input", "pass a prompt, e.g. lovia run \"fix the failing test\"")
+	}
 	l.appendEntries(l.input...)
 	if err := l.inputGuardrails(ctx); err != nil {
 		return err
