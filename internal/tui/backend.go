@@ -6,13 +6,14 @@ import (
 
 	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/mailbox"
+	"github.com/lovia-dev/lovia/internal/runtime"
 	"github.com/lovia-dev/lovia/internal/tool"
 	"github.com/lovia-dev/lovia/internal/transcript"
 )
 
-// Run is a live run as the TUI drives it. *runtime.Handle satisfies it; tests use a
+// Handle is a live run as the TUI drives it. *runtime.Handle satisfies it; tests use a
 // fake fed with scripted events.
-type Run interface {
+type Handle interface {
 	RunID() string
 	SessionID() string
 	Events() <-chan event.Event
@@ -46,7 +47,7 @@ type SessionInfo struct {
 // reading sessions. Its methods may do I/O; the TUI calls them only from commands,
 // never from Update.
 type Backend interface {
-	Start(ctx context.Context, req StartRequest) (Run, error)
+	Start(ctx context.Context, req StartRequest) (Handle, error)
 	// Sessions lists this repository's sessions, newest first.
 	Sessions(ctx context.Context) ([]SessionInfo, error)
 	// History loads a session's transcript.
@@ -56,3 +57,6 @@ type Backend interface {
 	// ContextWindow is the model's context window in tokens (0 = unknown).
 	ContextWindow(model string) int
 }
+
+// The runtime's handle is the real implementation.
+var _ Handle = (*runtime.Handle)(nil)

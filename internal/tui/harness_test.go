@@ -52,7 +52,7 @@ type fakeBackend struct {
 	history  map[string][]transcript.Entry
 }
 
-func (b *fakeBackend) Start(_ context.Context, req StartRequest) (Run, error) {
+func (b *fakeBackend) Start(_ context.Context, req StartRequest) (Handle, error) {
 	b.reqs = append(b.reqs, req)
 	sid := req.SessionID
 	if sid == "" {
@@ -91,7 +91,7 @@ func newHarness(t testing.TB, w, h int) *harness {
 		hs.printed.WriteString("\n")
 		return nil
 	}
-	hs.m.wait = func(Run) tea.Cmd { return nil }
+	hs.m.wait = func(Handle) tea.Cmd { return nil }
 	hs.m.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
 	hs.exec(hs.m.Init())
 	return hs

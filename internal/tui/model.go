@@ -26,12 +26,12 @@ import (
 // Messages the model receives from its commands.
 type (
 	runStartedMsg struct {
-		run    Run
+		run    Handle
 		err    error
 		resume bool
 	}
 	eventsMsg struct {
-		run    Run
+		run    Handle
 		evs    []event.Event
 		closed bool
 	}
@@ -65,11 +65,13 @@ type Config struct {
 	// Prompt, when set, is sent as soon as the program starts.
 	Prompt string
 	// Root is the directory @ completes files in ("" disables the index).
-	Root   string
-	Dark   bool
-	Color  bool
-	Width  int
-	Height int
+	Root  string
+	Dark  bool
+	Color bool
+	// ThemeFixed: the user chose light or dark; ignore the terminal's answer.
+	ThemeFixed bool
+	Width      int
+	Height     int
 	// Editor is the external editor command for ctrl+g ("" = $VISUAL, $EDITOR, vi).
 	Editor string
 	Now    func() time.Time
@@ -130,7 +132,7 @@ type Model struct {
 	pendingCompac bool
 
 	// live run
-	run            Run
+	run            Handle
 	starting       bool
 	stream         mdStream
 	reasoning      strings.Builder
@@ -152,7 +154,7 @@ type Model struct {
 	outbox   []string
 	printing bool
 	print    printFunc
-	wait     func(Run) tea.Cmd
+	wait     func(Handle) tea.Cmd
 	tick     func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 	lastKind byte
 	quitting bool
@@ -230,7 +232,7 @@ func (m *Model) Init() tea.Cmd {
 		root, ctx := m.cfg.Root, m.ctx
 		cmds = append(cmds, func() tea.Msg { return filesMsg{indexFiles(ctx, root)} })
 	}
-	if m.cfg.Color {
+	if m.cfg.Color && !m.cfg.ThemeFixed {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
 	if m.cfg.ShowHistory && m.sessionID != "" {
@@ -247,7 +249,7 @@ func (m *Model) Init() tea.Cmd {
 func (m *Model) SessionID() string { return m.sessionID }
 
 // ActiveRun is the live run, if any.
-func (m *Model) ActiveRun() Run { return m.run }
+func (m *Model) ActiveRun() Handle { return m.run }
 
 // Update handles one message. It never blocks and does no I/O.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -645,7 +647,7 @@ func (m *Model) resetLive() {
 
 // waitEvents reads the next events of r: it blocks for one, then takes whatever else
 // is already waiting, so a burst of deltas costs one Update and one frame.
-func waitEvents(r Run) tea.Cmd {
+func waitEvents(r Handle) tea.Cmd {
 	ch := r.Events()
 	return func() tea.Msg {
 		ev, ok := <-ch
