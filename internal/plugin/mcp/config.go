@@ -1,0 +1,114 @@
+// Package mcp is the built-in MCP plugin: tools of Model Context Protocol servers
+// (stdio and streamable HTTP, via the official Go SDK), namespaced <server>__<tool>.
+// Servers start lazily at the first run that needs them, each bounded by a startup
+// timeout, and are shared by later runs of the same Plugin. A server that fails or
+// dies turns its calls into clear error results and a notice to the model; it is
+// restarted at the next call.
+package mcp
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/lovia-dev/lovia/internal/errs"
+)
+
+// Defaults.
+const (
+	DefaultStartupTimeout = 30 * time.Second
+	DefaultCallTimeout    = 10 * time.Minute
+)
+
+// ServerConfig is one entry of mcp.servers. Command (stdio) and URL (streamable HTTP)
+// are mutually exclusive. Env and Headers values expand ${VAR} from the environment.
+type ServerConfig struct {
+	Command string            `yaml:"command,omitempty" json:"command,omitempty"`
+	Args    []string          `yaml:"args,omitempty" json:"args,omitempty"`
+	Env     map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
+	// Dir is the stdio server's working directory ("" = lovia's).
+	Dir     string            `yaml:"dir,omitempty" json:"dir,omitempty"`
+	URL     string            `yaml:"url,omitempty" json:"url,omitempty"`
+	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
+	// StartupTimeout bounds start + initialize + tools/list (0 = 30s).
+	StartupTimeout time.Duration `yaml:"startup_timeout,omitempty" json:"startup_timeout,omitempty"`
+	// CallTimeout bounds one tool call (0 = 10m).
+	CallTimeout time.Duration `yaml:"call_timeout,omitempty" json:"call_timeout,omitempty"`
+	Disabled    bool          `yaml:"disabled,omitempty" json:"disabled,omitempty"`
+}
+
+// Config is the mcp section of the configuration.
+type Config struct {
+	Servers map[string]ServerConfig `yaml:"servers" json:"servers"`
+}
+
+var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)
+
+// Validate checks every server entry; the error names the server and the fix.
+func (c Config) Validate() error {
+	for _, name := range c.names() {
+		s := c.Servers[name]
+		where := "mcp.servers." + name
+		if !serverNameRE.MatchString(name) || containsDoubleUnderscore(name) {
+			return errs.Newf(errs.KindConfig, "use letters, digits, '-' and single '_' (at most 32 characters): tool names become <server>__<tool>", "%s: invalid server name", where)
+		}
+		switch {
+		case s.Command == "" && s.URL == "":
+			return errs.Newf(errs.KindConfig, "set command: (and args:) for a stdio server, or url: for a streamable HTTP server", "%s: neither command nor url is set", where)
+		case s.Command != "" && s.URL != "":
+			return errs.Newf(errs.KindConfig, "keep command: for a stdio server or url: for an HTTP server, not both", "%s: both command and url are set", where)
+		case s.URL == "" && len(s.Headers) > 0:
+			return errs.Newf(errs.KindConfig, "headers: apply to url: servers only; pass settings to a stdio server with env:", "%s: headers without url", where)
+		case s.StartupTimeout < 0 || s.CallTimeout < 0:
+			return errs.Newf(errs.KindConfig, "use a positive duration such as 30s", "%s: negative timeout", where)
+		}
+	}
+	return nil
+}
+
+func containsDoubleUnderscore(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == '_' && s[i+1] == '_' {
+			return true
+		}
+	}
+	return false
+}
+
+func (c Config) names() []string {
+	names := make([]string, 0, len(c.Servers))
+	for n := range c.Servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (s ServerConfig) transport() string {
+	if s.URL != "" {
+		return "http"
+	}
+	return "stdio"
+}
+
+func (s ServerConfig) startupTimeout() time.Duration {
+	if s.StartupTimeout > 0 {
+		return s.StartupTimeout
+	}
+	return DefaultStartupTimeout
+}
+
+func (s ServerConfig) callTimeout() time.Duration {
+	if s.CallTimeout > 0 {
+		return s.CallTimeout
+	}
+	return DefaultCallTimeout
+}
+
+func (s ServerConfig) String() string {
+	if s.URL != "" {
+		return s.URL
+	}
+	return fmt.Sprint(append([]string{s.Command}, s.Args...))
+}

@@ -1,0 +1,260 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// stderrTail is how much of a stdio server's stderr is kept for error messages.
+const stderrTail = 2048
+
+// tailBuffer keeps the last stderrTail bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > stderrTail {
+		b.buf = append([]byte(nil), b.buf[len(b.buf)-stderrTail:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.TrimSpace(string(b.buf))
+}
+
+// conn is one live session with a server.
+type conn struct {
+	session *sdk.ClientSession
+	tools   []*sdk.Tool
+	proc    *procTransport // stdio only
+	done    chan struct{}
+	exitErr error // set before done is closed
+}
+
+func (c *conn) alive() bool {
+	select {
+	case <-c.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// server manages the connection to one configured server. Calls are concurrent; a
+// (re)start is serialized by mu.
+type server struct {
+	name   string
+	cfg    ServerConfig
+	logger *slog.Logger
+	stderr tailBuffer
+
+	mu      sync.Mutex
+	cur     *conn
+	lastErr error
+	// deaths counts connections lost after a successful start (for notices).
+	deaths int
+}
+
+func newServer(name string, cfg ServerConfig, logger *slog.Logger) *server {
+	return &server{name: name, cfg: cfg, logger: logger.With("mcp_server", name)}
+}
+
+// ensure returns a live connection, starting the server if needed.
+func (s *server) ensure(ctx context.Context) (*conn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != nil && s.cur.alive() {
+		return s.cur, nil
+	}
+	if s.cur != nil {
+		s.cur = nil
+	}
+	c, err := s.start(ctx)
+	s.lastErr = err
+	if err != nil {
+		return nil, err
+	}
+	s.cur = c
+	return c, nil
+}
+
+// snapshot returns the current connection (nil if none) and the last start error.
+func (s *server) snapshot() (*conn, error, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur, s.lastErr, s.deaths
+}
+
+func (s *server) start(ctx context.Context) (*conn, error) {
+	timeout := s.cfg.startupTimeout()
+	sctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	client := sdk.NewClient(&sdk.Implementation{Name: "lovia", Version: "1"}, &sdk.ClientOptions{
+		Logger:       s.logger,
+		Capabilities: &sdk.ClientCapabilities{}, // no roots, sampling or elicitation
+	})
+	c := &conn{done: make(chan struct{})}
+	var transport sdk.Transport
+	if s.cfg.URL != "" {
+		hc := &http.Client{Transport: headerTransport{headers: expandAll(s.cfg.Headers), base: http.DefaultTransport}}
+		transport = &sdk.StreamableClientTransport{Endpoint: os.ExpandEnv(s.cfg.URL), HTTPClient: hc, MaxRetries: 2}
+	} else {
+		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+		cmd.Dir = s.cfg.Dir
+		cmd.Env = os.Environ()
+		for k, v := range s.cfg.Env {
+			cmd.Env = append(cmd.Env, k+"="+os.ExpandEnv(v))
+		}
+		cmd.Stderr = &s.stderr
+		setProcessGroup(cmd)
+		c.proc = &procTransport{inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}
+		transport = c.proc
+	}
+	started := time.Now()
+	// A server that hangs while starting is killed at the deadline, so Connect returns
+	// promptly instead of waiting for a graceful shutdown that will not come.
+	stopKill := context.AfterFunc(sctx, func() { s.kill(c) })
+	session, err := client.Connect(sctx, transport, nil)
+	if err != nil {
+		return nil, s.startError(sctx, err, timeout)
+	}
+	var tools []*sdk.Tool
+	for t, err := range session.Tools(sctx, nil) {
+		if err != nil {
+			_ = session.Close()
+			return nil, s.startError(sctx, fmt.Errorf("listing tools: %w", err), timeout)
+		}
+		tools = append(tools, t)
+	}
+	if !stopKill() {
+		// The deadline hit just after listing finished; the process is being killed.
+		_ = session.Close()
+		return nil, s.startError(sctx, sctx.Err(), timeout)
+	}
+	c.session, c.tools = session, tools
+	go func() {
+		err := session.Wait()
+		c.exitErr = err
+		close(c.done)
+		s.mu.Lock()
+		if s.cur == c {
+			s.deaths++
+		}
+		s.mu.Unlock()
+		s.logger.Debug("mcp server connection ended", "err", err)
+	}()
+	s.logger.Debug("mcp server started", "tools", len(tools), "took", time.Since(started))
+	return c, nil
+}
+
+func (s *server) startError(sctx context.Context, err error, timeout time.Duration) error {
+	msg := fmt.Sprintf("MCP server %q (%s) failed to start: %v", s.name, s.cfg, err)
+	if errors.Is(sctx.Err(), context.DeadlineExceeded) {
+		msg = fmt.Sprintf("MCP server %q (%s) did not start within %s (startup_timeout)", s.name, s.cfg, timeout)
+	}
+	if tail := s.stderr.String(); tail != "" {
+		msg += "; its stderr: " + lastLines(tail, 5)
+	}
+	return errors.New(msg)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// kill stops a stdio server that never finished starting (the SDK reaps it when it
+// closes the failed connection).
+func (s *server) kill(c *conn) {
+	if c.proc != nil {
+		if pid := int(c.proc.pid.Load()); pid > 0 {
+			killGroup(pid)
+		}
+	}
+}
+
+// procTransport records the stdio server's pid once started, for kill (reading
+// exec.Cmd.Process from another goroutine would race with Start).
+type procTransport struct {
+	inner *sdk.CommandTransport
+	pid   atomic.Int64
+}
+
+func (t *procTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err == nil {
+		t.pid.Store(int64(t.inner.Command.Process.Pid))
+	}
+	return c, err
+}
+
+// close ends the current connection (closing stdin, then SIGTERM after 2s).
+func (s *server) close() error {
+	s.mu.Lock()
+	c := s.cur
+	s.cur = nil
+	s.mu.Unlock()
+	if c == nil || c.session == nil {
+		return nil
+	}
+	err := c.session.Close()
+	<-c.done
+	return err
+}
+
+// drop forgets a connection that failed at the transport level so the next call
+// reconnects (an HTTP server that went away does not end the session by itself).
+func (s *server) drop(c *conn) {
+	s.mu.Lock()
+	if s.cur == c {
+		s.cur = nil
+		s.deaths++
+	}
+	s.mu.Unlock()
+	go func() { _ = c.session.Close() }()
+}
+
+type headerTransport struct {
+	headers map[string]string
+	base    http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range t.headers {
+			r.Header.Set(k, v)
+		}
+	}
+	return t.base.RoundTrip(r)
+}
+
+func expandAll(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = os.ExpandEnv(v)
+	}
+	return out
+}
