@@ -680,3 +680,36 @@ func TestAgentTool(t *testing.T) {
 		t.Fatal("tool name")
 	}
 }
+
+func TestToolGates(t *testing.T) {
+	var ran atomic.Int32
+	rm := fnTool("rm", func(context.Context, *tool.RunContext) (string, error) {
+		ran.Add(1)
+		return "removed", nil
+	})
+	ls := fnTool("ls", func(context.Context, *tool.RunContext) (string, error) { return "a b", nil })
+	var gated []string
+	a := newAgent("a", rm, ls)
+	a.Plugins = []plugin.Plugin{plugin.Func{ID: "hooks", Fn: func(context.Context, *tool.RunContext) (*plugin.Contribution, error) {
+		return &plugin.Contribution{ToolGates: []plugin.ToolGate{
+			func(_ context.Context, _ *tool.RunContext, c transcript.Entry) (plugin.GateResult, error) {
+				gated = append(gated, c.CallID)
+				return plugin.GateResult{Block: c.Name == "rm", Message: "rm is not allowed here"}, nil
+			},
+			func(context.Context, *tool.RunContext, transcript.Entry) (plugin.GateResult, error) {
+				return plugin.GateResult{}, errors.New("gate crashed") // fail-open
+			},
+		}}, nil
+	}}}
+	p := newFake(calls(mkcall("c1", "rm", `{}`), mkcall("c2", "ls", `{}`)), say("ok"))
+	if _, err := Start(context.Background(), a, Text("x"), opts1(p)).Result(); err != nil {
+		t.Fatal(err)
+	}
+	if ran.Load() != 0 || strings.Join(gated, " ") != "c1 c2" {
+		t.Fatalf("ran %d gated %v", ran.Load(), gated)
+	}
+	v := shape(p.requests()[1].Entries)
+	if !strings.Contains(v, "errorresult:c1:error: blocked by a pre-tool hook: rm is not allowed here") || !strings.Contains(v, "result:c2:a b") {
+		t.Fatalf("view %s", v)
+	}
+}

@@ -35,6 +35,7 @@ type active struct {
 	hooks     []plugin.Hook
 	inGuards  []plugin.Guardrail
 	outGuards []plugin.Guardrail
+	gates     []plugin.ToolGate
 
 	// outputValidate is set when the agent has an OutputSchema.
 	outputValidate func(json.RawMessage) error
@@ -150,6 +151,7 @@ func (l *loop) activate(ctx context.Context, a *agent.Agent) (*active, error) {
 		ac.hooks = append(ac.hooks, c.Hooks...)
 		ac.inGuards = append(ac.inGuards, c.InputGuardrails...)
 		ac.outGuards = append(ac.outGuards, c.OutputGuardrails...)
+		ac.gates = append(ac.gates, c.ToolGates...)
 	}
 	for _, h := range a.Handoffs {
 		if h == nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lovia-dev/lovia/internal/event"
+	"github.com/lovia-dev/lovia/internal/plugin"
 	"github.com/lovia-dev/lovia/internal/store"
 	"github.com/lovia-dev/lovia/internal/tool"
 	"github.com/lovia-dev/lovia/internal/transcript"
@@ -125,6 +126,24 @@ func (l *loop) preflight(ctx context.Context, c *call) (res tool.Result, ok bool
 		}
 	} else if !json.Valid(e.Args) {
 		return tool.Result{Text: fmt.Sprintf("error: invalid arguments for %s: not valid JSON. Fix the arguments and call the tool again.", name), IsError: true}, false, nil
+	}
+
+	for _, g := range l.active.gates {
+		v, gerr := callGate(ctx, g, c.rc, e)
+		if gerr != nil {
+			if ctx.Err() != nil {
+				return tool.Result{}, false, cancelError(ctx)
+			}
+			l.log.Warn("tool gate failed (call proceeds)", "tool", name, "err", gerr)
+			continue
+		}
+		if v.Block {
+			msg := v.Message
+			if msg == "" {
+				msg = "no reason given"
+			}
+			return tool.Result{Text: "error: blocked by a pre-tool hook: " + msg, IsError: true}, false, nil
+		}
 	}
 
 	if te.spec.Approval == nil || l.granted[name] {
@@ -292,4 +311,13 @@ func (l *loop) outputCap(te *toolEntry) int {
 		return n
 	}
 	return tool.DefaultMaxOutputChars
+}
+
+func callGate(ctx context.Context, g plugin.ToolGate, rc *tool.RunContext, e transcript.Entry) (v plugin.GateResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("tool gate panicked: %v", r)
+		}
+	}()
+	return g(ctx, rc, e)
 }
