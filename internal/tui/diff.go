@@ -23,7 +23,11 @@ func unifiedDiff(path, oldText, newText string) string {
 		name = "file"
 	}
 	var out strings.Builder
-	fmt.Fprintf(&out, "--- a/%s\n+++ b/%s\n", name, name)
+	if strings.HasPrefix(name, "/") {
+		fmt.Fprintf(&out, "--- %s\n+++ %s\n", name, name)
+	} else {
+		fmt.Fprintf(&out, "--- a/%s\n+++ b/%s\n", name, name)
+	}
 	const ctx = 3
 	// Walk ops, emitting hunks around changes.
 	i := 0

@@ -84,7 +84,7 @@ func newHarness(t testing.TB, w, h int) *harness {
 	hs.clock = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	hs.m = NewModel(context.Background(), Config{
 		Backend: hs.b, Model: "script:demo.yaml", Width: w, Height: h, Dark: true, Color: true,
-		Now: func() time.Time { return hs.clock },
+		Now: func() time.Time { return hs.clock }, Location: time.UTC,
 	})
 	hs.m.print = func(s string) tea.Cmd {
 		hs.printed.WriteString(s)

@@ -75,6 +75,8 @@ type Config struct {
 	// Editor is the external editor command for ctrl+g ("" = $VISUAL, $EDITOR, vi).
 	Editor string
 	Now    func() time.Time
+	// Location shows session times (default time.Local).
+	Location *time.Location
 	// Profile downsamples printed scrollback (the live region is downsampled by
 	// Bubble Tea itself). Zero means no conversion.
 	Profile colorprofile.Profile
@@ -192,10 +194,15 @@ func NewModel(ctx context.Context, cfg Config) *Model {
 	return m
 }
 
+const (
+	idlePlaceholder = "Message lovia · / commands · @ files · ctrl+j newline"
+	busyPlaceholder = "Type to steer: Enter queues a message for the next turn · Esc interrupts"
+)
+
 func newInput(th Theme) textarea.Model {
 	ta := textarea.New()
 	ta.ShowLineNumbers = false
-	ta.Placeholder = "Message lovia · / commands · @ files · ctrl+j newline"
+	ta.Placeholder = idlePlaceholder
 	ta.CharLimit = 0
 	ta.MaxWidth = 0
 	ta.DynamicHeight = true
@@ -617,6 +624,7 @@ func (m *Model) onRunStarted(msg runStartedMsg) tea.Cmd {
 		return nil
 	}
 	m.run = msg.run
+	m.input.Placeholder = busyPlaceholder
 	m.runUsage = usage.Usage{}
 	m.turn = 0
 	m.resetLive()
@@ -918,6 +926,7 @@ func (m *Model) emitError(err error) {
 func (m *Model) finishRun(evs []event.Event) tea.Cmd {
 	r := m.run
 	m.run = nil
+	m.input.Placeholder = idlePlaceholder
 	m.usage = m.usage.Add(m.runUsage)
 	m.runUsage = usage.Usage{}
 	failed := true
@@ -1072,6 +1081,13 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 	return nil, false
 }
 
+func (m *Model) loc() *time.Location {
+	if m.cfg.Location != nil {
+		return m.cfg.Location
+	}
+	return time.Local
+}
+
 func (m *Model) busy() bool { return m.run != nil || m.starting }
 
 func (m *Model) setModel(mo string) {
@@ -1147,7 +1163,7 @@ func (m *Model) onSessions(msg sessionsMsg) tea.Cmd {
 	}
 	p := &picker{title: "Sessions (Enter switches, Esc cancels)", kind: "session"}
 	for i, s := range msg.list {
-		label := fmt.Sprintf("%s  %s  %s", s.ID, s.Updated.Local().Format("Jan 02 15:04"), oneLine(s.Title))
+		label := fmt.Sprintf("%s  %s  %s", s.ID, s.Updated.In(m.loc()).Format("Jan 02 15:04"), oneLine(s.Title))
 		if s.ID == m.sessionID {
 			label += "  (current)"
 			p.sel = i
