@@ -60,6 +60,7 @@ type loop struct {
 	contextState    json.RawMessage
 	lastInputTokens int
 	pendingHandoff  string
+	badArgs         map[string]string // call id -> arguments that were not valid JSON
 	granted         map[string]bool
 	repairsLeft     int
 	callSeq         int          // generated call ids (run goroutine only)
@@ -90,6 +91,12 @@ func newLoop(h *Handle, a *agent.Agent, input []transcript.Entry, opts Options) 
 	}
 	l.input = make([]transcript.Entry, 0, len(input))
 	for _, e := range input {
+		if e.IsSystem() {
+			// Views never carry system entries: system input joins the run's extra
+			// instructions (it applies to every agent of the run).
+			l.opts.ExtraInstructions = strings.TrimSpace(l.opts.ExtraInstructions + "\n\n" + e.Text)
+			continue
+		}
 		e = e.Clone()
 		e.RunID = opts.RunID
 		l.input = append(l.input, e)
@@ -653,6 +660,15 @@ func (l *loop) modelPhase(ctx context.Context, turn int) ([]transcript.Entry, er
 			}
 			if len(e.Args) == 0 {
 				e.Args = json.RawMessage(`{}`)
+			} else if !json.Valid(e.Args) {
+				// Keep the record encodable (stores, stream-json): broken arguments are
+				// kept as a JSON string and the call fails preflight with a clear result.
+				raw := string(e.Args)
+				e.Args, _ = json.Marshal(raw)
+				if l.badArgs == nil {
+					l.badArgs = map[string]string{}
+				}
+				l.badArgs[e.CallID] = raw
 			}
 		case transcript.TypeAssistantText:
 			text.WriteString(e.Text)

@@ -736,3 +736,43 @@ func TestMailboxPushDuringToolLandsNextTurn(t *testing.T) {
 		t.Fatalf("first view %s", got)
 	}
 }
+
+func TestBrokenArgumentJSONStaysEncodable(t *testing.T) {
+	p := newFake(calls(mkcall("c1", "add", `{"a":1,`)), say("oops"))
+	res, err, evs := collect(t, Start(context.Background(), newAgent("a", addTool()), Text("x"), opts1(p)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range res.Entries {
+		if _, err := json.Marshal(e); err != nil {
+			t.Fatalf("entry not encodable: %v", err)
+		}
+	}
+	for _, ev := range evs {
+		if _, err := json.Marshal(ev); err != nil {
+			t.Fatalf("event %s not encodable: %v", ev.Type, err)
+		}
+	}
+	if v := shape(p.requests()[1].Entries); !strings.Contains(v, `errorresult:c1:error: invalid arguments for add: not valid JSON: {"a":1,`) {
+		t.Fatalf("view %s", v)
+	}
+}
+
+func TestSystemInputJoinsInstructions(t *testing.T) {
+	p := newFake(say("ok"))
+	in := []transcript.Entry{transcript.SystemInput("Answer in French."), transcript.UserInput("hi")}
+	if _, err := Start(context.Background(), newAgent("a"), in, opts1(p)).Result(); err != nil {
+		t.Fatal(err)
+	}
+	r := p.requests()[0]
+	if r.System != "You are a.\n\nAnswer in French." || shape(r.Entries) != "user:hi" {
+		t.Fatalf("system %q view %s", r.System, shape(r.Entries))
+	}
+}
+
+func TestEmptyInputIsUsageError(t *testing.T) {
+	_, err := Start(context.Background(), newAgent("a"), nil, opts1(newFake())).Result()
+	if errs.KindOf(err) != errs.KindUsage {
+		t.Fatalf("err %v", err)
+	}
+}

@@ -120,6 +120,12 @@ func (l *loop) preflight(ctx context.Context, c *call) (res tool.Result, ok bool
 	}
 	c.rc = &rc
 
+	if raw, bad := l.badArgs[e.CallID]; bad {
+		if len(raw) > 200 {
+			raw = raw[:200] + "..."
+		}
+		return tool.Result{Text: fmt.Sprintf("error: invalid arguments for %s: not valid JSON: %s. Send a JSON object.", name, raw), IsError: true}, false, nil
+	}
 	if te.validate != nil {
 		if verr := te.validate(e.Args); verr != nil {
 			return tool.Result{Text: fmt.Sprintf("error: invalid arguments for %s: %v. Fix the arguments and call the tool again.", name, verr), IsError: true}, false, nil
@@ -279,6 +285,9 @@ func (l *loop) record(ctx context.Context, o outcome) error {
 		return cancelError(ctx)
 	}
 	c, res := o.c, o.res
+	if res.Handoff != "" && (c.te == nil || !c.te.handoff) {
+		res.Handoff = "" // only the loop's own handoff tools may hand off
+	}
 	if res.Handoff != "" {
 		if l.pendingHandoff == "" {
 			l.pendingHandoff = res.Handoff
