@@ -146,7 +146,8 @@ func (c Config) Validate() error {
 			return bad(a.name, "use a fraction of the usable window (0.6) or a token count (40000)", "must not be negative, got %v", float64(a.v))
 		}
 		if a.v > 1 && a.v != Amount(int(a.v)) {
-			return bad(a.name, "values above 1 are token counts and must be whole numbers", "got %v", float64(a.v))
+			return bad(a.name, "values above 1 are token counts and must be whole numbers; use a fraction <= 1 or a token count",
+				"must be a whole number of tokens when above 1, got %v", float64(a.v))
 		}
 	}
 	if c.ReserveOutputTokens < 0 {

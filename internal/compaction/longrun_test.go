@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
 )
 
 // simConfig describes a simulated session: a fake loop that appends one tool call and

@@ -3,7 +3,6 @@ package compaction
 import (
 	"context"
 	"log/slog"
-	"slices"
 	"unicode/utf8"
 
 	"github.com/lovia-dev/lovia/internal/event"
@@ -41,9 +40,6 @@ type planner struct {
 
 	crossing []int // crossing[k] = calls before k whose results are at or after k
 	tail     int   // first index of the protected tail
-	// firstChange is the lowest body index a decision of this pass changed: the
-	// provider's cached prefix ends there, so later changes cost the cache nothing.
-	firstChange int
 
 	info event.Compaction
 }
@@ -60,7 +56,6 @@ func (p *planner) under() bool { return !p.force && p.total() <= p.target }
 func (p *planner) run(ctx context.Context) bool {
 	p.crossing = crossings(p.body)
 	p.tail = p.tailStart()
-	p.firstChange = len(p.body)
 	changed := false
 	for _, s := range []struct {
 		name string
@@ -79,19 +74,8 @@ func (p *planner) run(ctx context.Context) bool {
 			p.info.Stages = append(p.info.Stages, s.name)
 		}
 	}
-	// Free riders: everything after the first changed entry is re-sent uncached
-	// anyway, so clearing the older results there costs the cache nothing now and
-	// postpones the next burst (each burst costs the cache everything after its
-	// first change).
-	if changed && !p.cfg.Clear.Disabled && p.firstChange < len(p.body) && !slices.Contains(p.info.Stages, StageClear) {
-		if p.clearFrom(p.firstChange) > 0 {
-			p.info.Stages = append(p.info.Stages, StageClear)
-		}
-	}
 	return changed
 }
-
-func (p *planner) changedAt(i int) { p.firstChange = min(p.firstChange, i) }
 
 // crossings marks, for every cut point k, how many call/result pairs the cut would
 // split (call before k, result at or after k). A cut is pair-safe where it is zero.
@@ -223,7 +207,6 @@ func (p *planner) offload(ctx context.Context) int {
 			}
 		}
 		p.st.offload(e.CallID, ref)
-		p.changedAt(i)
 		n++
 	}
 	p.info.Offloaded += n
@@ -232,18 +215,15 @@ func (p *planner) offload(ctx context.Context) int {
 
 // clearResults replaces every older result outside the protected region by a short
 // marker (all at once, for the same cache reason as offload).
-func (p *planner) clearResults(context.Context) int { return p.clearFrom(p.st.covered()) }
-
-func (p *planner) clearFrom(from int) int {
+func (p *planner) clearResults(context.Context) int {
 	keepFrom := keepCutoff(p.body, keepLast(p.cfg.Clear.KeepLast))
 	n := 0
-	for i := max(from, p.st.covered()); i < len(p.body); i++ {
+	for i := p.st.covered(); i < len(p.body); i++ {
 		e := &p.body[i]
 		if e.Type != transcript.TypeToolResult || p.st.Cleared[e.CallID] || p.immune(i, keepFrom) {
 			continue
 		}
 		p.st.clear(e.CallID)
-		p.changedAt(i)
 		n++
 	}
 	p.info.Cleared += n

@@ -156,13 +156,13 @@ func previewOf(s string, n int) string {
 }
 
 // summaryWrapper frames the running summary as background, not as a new request.
-const summaryWrapper = "<context_summary>\nThe earlier part of this conversation (%d entries) was summarized to save context. It is background: continue the current task from where the conversation below leaves off.\n\n%s\n</context_summary>"
+const summaryWrapper = "<context_summary>\nThe earlier part of this conversation (%s) was summarized to save context. It is background: continue the current task from where the conversation below leaves off.\n\n%s\n</context_summary>"
 
 func (r *renderer) summary(s *Summary) *marker {
 	key := s.Fingerprint + "\x00" + s.Text
 	if r.sumKey != key {
 		e := transcript.Entry{Type: transcript.TypeInput, Role: transcript.RoleUser,
-			Text: fmt.Sprintf(summaryWrapper, s.Covered, s.Text), Synthetic: true}
+			Text: fmt.Sprintf(summaryWrapper, plural(s.Covered, "entry", "entries"), s.Text), Synthetic: true}
 		r.sum = marker{entry: e, tokens: EstimateEntry(e)}
 		r.sumKey = key
 	}
@@ -188,4 +188,11 @@ func (r *renderer) viewRaw(body []transcript.Entry, raw []int, st *State) int {
 		n += r.entryTokens(body, raw, i, st)
 	}
 	return n
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -119,9 +119,9 @@ func (s *State) covered() int {
 	return s.Summary.Covered
 }
 
-// Fingerprint is a structural hash of entries: kinds, roles, ids, names and sizes. It
-// detects a prefix that was trimmed or rewritten without hashing every byte of every
-// tool output each turn.
+// Fingerprint is a structural hash of entries: kinds, roles, ids, names, sizes and the
+// ends of each text. It detects a prefix that was trimmed or rewritten without hashing
+// every byte of every tool output each turn.
 func Fingerprint(entries []transcript.Entry) string {
 	// Inline FNV-1a: the hash runs every call over the covered prefix, and the
 	// hash.Hash interface would allocate for each string written.
@@ -133,6 +133,10 @@ func Fingerprint(entries []transcript.Entry) string {
 		h = fnvString(h, e.CallID)
 		h = fnvString(h, e.Name)
 		h = fnvUint(h, uint64(len(e.Text)))
+		// A little content too: equal-shaped entries (the same question asked twice)
+		// would otherwise hash alike when the prefix shifts by whole exchanges.
+		h = fnvString(h, e.Text[:min(len(e.Text), 32)])
+		h = fnvString(h, e.Text[max(0, len(e.Text)-32):])
 		h = fnvUint(h, uint64(len(e.Args))<<16^uint64(len(e.Attachments)))
 	}
 	return fmt.Sprintf("%016x", h)
