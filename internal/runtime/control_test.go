@@ -592,12 +592,18 @@ func TestGuardrails(t *testing.T) {
 		p := newFake(say("never"))
 		a := newAgent("a")
 		a.InputGuardrails = []plugin.Guardrail{trip("password")}
-		res, err, evs := collect(t, Start(context.Background(), a, Text("my password is x"), opts1(p)))
+		m := memStore()
+		o := withStores(opts1(p), m)
+		res, err, evs := collect(t, Start(context.Background(), a, Text("my password is x"), o))
 		if errs.KindOf(err) != errs.KindGuardrail || errs.ExitCode(err) != 4 || !strings.Contains(err.Error(), "contains password") {
 			t.Fatalf("err %v", err)
 		}
 		if len(p.requests()) != 0 || res.FinishReason != "guardrail" || evs[len(evs)-1].FinishReason != "guardrail" {
 			t.Fatal("model called despite a tripped input guardrail")
+		}
+		_ = m
+		if _, err := Resume(context.Background(), a, res.RunID, o).Result(); errs.KindOf(err) != errs.KindGuardrail || len(p.requests()) != 0 {
+			t.Fatalf("resume of a guardrail-stopped run: %v", err)
 		}
 	})
 	t.Run("output from plugin", func(t *testing.T) {

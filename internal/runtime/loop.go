@@ -308,6 +308,11 @@ func (l *loop) execute(ctx context.Context) error {
 			l.replay = snap
 			return l.replayCompleted(ctx, snap)
 		}
+		if snap.Head.ErrorKind == string(errs.KindGuardrail) {
+			// Resuming would skip the input guardrails that stopped it.
+			return errs.Newf(errs.KindGuardrail, "start a new run with different input",
+				"run %q was stopped by a guardrail (%s) and cannot be resumed", l.opts.RunID, snap.Head.Error)
+		}
 		if name := snap.Head.Agent; name != "" && (a == nil || a.Name != name) {
 			if a == nil || a.Find(name) == nil {
 				return errs.Newf(errs.KindConfig, "resume with the agent (preset) the run started with",
