@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/lovia-dev/lovia/internal/errs"
@@ -141,29 +143,20 @@ func (c *CheckpointStore) Load(ctx context.Context, runID string) (*store.Snapsh
 			return err
 		}
 		defer rows.Close()
-		entries := make([]transcript.Entry, 0, nEntries)
-		var want int64
+		var raw []rawBatch
 		for rows.Next() {
-			var seq, first int64
-			var data []byte
-			if err := rows.Scan(&seq, &first, &data); err != nil {
+			var b rawBatch
+			if err := rows.Scan(&b.seq, &b.first, &b.data); err != nil {
 				return err
 			}
-			if seq != want || first != int64(len(entries)) {
-				return db.corruptRun(runID, fmt.Errorf("batch %d (first entry %d) where batch %d (first entry %d) was expected", seq, first, want, len(entries)))
-			}
-			batch, err := decodeEntries(data)
-			if err != nil {
-				return db.corruptRun(runID, fmt.Errorf("batch %d: %w", seq, err))
-			}
-			entries = append(entries, batch...)
-			want++
+			raw = append(raw, b)
 		}
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if want != nBatches || int64(len(entries)) != nEntries {
-			return db.corruptRun(runID, fmt.Errorf("head counts %d entries in %d batches, found %d in %d", nEntries, nBatches, len(entries), want))
+		entries, err := decodeBatches(raw, nBatches, nEntries)
+		if err != nil {
+			return db.corruptRun(runID, err)
 		}
 		snap.Entries = entries
 		h, err := claimOf(ctx, tx, runID)
@@ -194,6 +187,81 @@ func decodeEntries(data []byte) ([]transcript.Entry, error) {
 		}
 	}
 	return out, nil
+}
+
+type rawBatch struct {
+	seq, first int64
+	data       []byte
+}
+
+// parallelDecodeBytes is the size above which batches are decoded on several cores:
+// JSON decoding dominates loading a long run for resume.
+const parallelDecodeBytes = 256 << 10
+
+// decodeBatches decodes a run's batches (ordered by seq) into one entry slice,
+// checking that they are numbered without gaps and agree with the head's counts.
+func decodeBatches(raw []rawBatch, nBatches, nEntries int64) ([]transcript.Entry, error) {
+	if int64(len(raw)) != nBatches {
+		return nil, fmt.Errorf("head counts %d batches, found %d", nBatches, len(raw))
+	}
+	size := 0
+	for i, b := range raw {
+		next := nEntries
+		if i+1 < len(raw) {
+			next = raw[i+1].first
+		}
+		if b.seq != int64(i) || b.first < 0 || next < b.first || next > nEntries || (i == 0 && b.first != 0) {
+			return nil, fmt.Errorf("batch %d (first entry %d) out of sequence (want batch %d; head counts %d entries)", b.seq, b.first, i, nEntries)
+		}
+		size += len(b.data)
+	}
+	entries := make([]transcript.Entry, nEntries)
+	decode := func(i int) error {
+		b := raw[i]
+		next := nEntries
+		if i+1 < len(raw) {
+			next = raw[i+1].first
+		}
+		es, err := decodeEntries(b.data)
+		if err != nil {
+			return fmt.Errorf("batch %d: %w", b.seq, err)
+		}
+		if int64(len(es)) != next-b.first {
+			return fmt.Errorf("batch %d holds %d entries, its place holds %d", b.seq, len(es), next-b.first)
+		}
+		copy(entries[b.first:next], es)
+		return nil
+	}
+	workers := min(runtime.GOMAXPROCS(0), 8, len(raw))
+	if size < parallelDecodeBytes || workers < 2 {
+		for i := range raw {
+			if err := decode(i); err != nil {
+				return nil, err
+			}
+		}
+		return entries, nil
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(raw); i += workers {
+				if err := decode(i); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return entries, nil
 }
 
 // persistable drops synthetic entries, which views make up and stores never keep.
