@@ -439,3 +439,26 @@ func TestResizeAndSmallTerminal(t *testing.T) {
 		}
 	}
 }
+
+func TestIdleSchedulesNothing(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	ticks := 0
+	h.m.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { ticks++; return nil }
+	h.typeText("hello")
+	h.send(tea.WindowSizeMsg{Width: 90, Height: 20})
+	if ticks != 0 {
+		t.Fatalf("idle model scheduled %d ticks", ticks)
+	}
+	h.enter()
+	if ticks == 0 {
+		t.Fatal("no spinner tick while a run is live")
+	}
+	h.events(completed(usage.Usage{}))
+	h.m.ticking = false // the pending tick fires once more...
+	h.send(tickMsg{gen: h.m.tickGen})
+	n := ticks
+	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if ticks != n {
+		t.Fatal("tick loop continued after the run ended")
+	}
+}
