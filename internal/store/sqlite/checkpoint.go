@@ -412,11 +412,20 @@ func settingString(settings json.RawMessage, key string) string {
 }
 
 // DeleteRun removes a run's checkpoint (head, entries, claim). A run held by another
-// live process is refused (errs.KindRunConflict). It is also how a caller restarts a
-// run id from scratch (IfRunExists "restart").
+// live process is refused (errs.KindRunConflict); an unknown id is errs.KindNotFound.
 func (c *CheckpointStore) DeleteRun(ctx context.Context, runID string) error {
+	return c.deleteRun(ctx, runID, "delete run "+runID, true)
+}
+
+// Reset discards a run's checkpoint so the id can start over (the runtime's
+// IfRunExists "restart"); an unknown id is not an error.
+func (c *CheckpointStore) Reset(ctx context.Context, runID string) error {
+	return c.deleteRun(ctx, runID, "reset run "+runID, false)
+}
+
+func (c *CheckpointStore) deleteRun(ctx context.Context, runID, op string, mustExist bool) error {
 	db := c.db
-	return db.write(ctx, "delete run "+runID, func(tx *sql.Tx) error {
+	return db.write(ctx, op, func(tx *sql.Tx) error {
 		h, err := db.liveOther(ctx, tx, runID)
 		if err != nil {
 			return err
@@ -428,7 +437,7 @@ func (c *CheckpointStore) DeleteRun(ctx context.Context, runID string) error {
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if n, _ := res.RowsAffected(); n == 0 && mustExist {
 			return runNotFound(runID)
 		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM run_claims WHERE run_id = ?`, runID)

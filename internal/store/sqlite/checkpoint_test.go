@@ -240,9 +240,12 @@ func TestListAndDeleteRuns(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d batches of a deleted run remain", n)
 	}
-	// Restart: delete, then the same id starts afresh.
-	if err := cp.DeleteRun(ctx, "r3"); err != nil {
+	// Restart (the runtime's IfRunExists "restart" calls Reset): the same id starts afresh.
+	if err := cp.Reset(ctx, "r3"); err != nil {
 		t.Fatal(err)
+	}
+	if err := cp.Reset(ctx, "never-existed"); err != nil {
+		t.Errorf("Reset of an unknown run: %v", err)
 	}
 	if err := cp.Append(ctx, "r3", []transcript.Entry{transcript.UserInput("again")}, running("a")); err != nil {
 		t.Fatal(err)

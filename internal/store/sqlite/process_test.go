@@ -3,7 +3,6 @@ package sqlite
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -129,6 +128,7 @@ func helperHolder(ctx context.Context, db *DB) error {
 	}
 	defer release()
 	h := running("a")
+	h.SessionID = "held-session"
 	if err := db.Checkpoints().Append(ctx, os.Getenv("LOVIA_SQLITE_TEST_ID"), []transcript.Entry{transcript.UserInput("hi")}, h); err != nil {
 		return err
 	}
@@ -385,6 +385,10 @@ func TestLivenessAcrossProcesses(t *testing.T) {
 		"Claim":  func() error { _, err := db.Claim(ctx, "held-run"); return err },
 		"Append": func() error { return cp.Append(ctx, "held-run", nil, running("a")) },
 		"Delete": func() error { return cp.DeleteRun(ctx, "held-run") },
+		"Reset":  func() error { return cp.Reset(ctx, "held-run") },
+		"DeleteSession": func() error {
+			return db.Sessions().DeleteSession(ctx, "held-session")
+		},
 	} {
 		err := op()
 		if errs.KindOf(err) != errs.KindRunConflict || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", cmd.Process.Pid)) {
@@ -412,5 +416,3 @@ func TestLivenessAcrossProcesses(t *testing.T) {
 		t.Errorf("after takeover: %+v", ri)
 	}
 }
-
-var _ = json.Marshal
