@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	goruntime "runtime"
 	"sort"
 	"testing"
@@ -11,13 +12,16 @@ import (
 	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/plugin"
 	"github.com/lovia-dev/lovia/internal/provider"
+	"github.com/lovia-dev/lovia/internal/store/sqlite"
 	"github.com/lovia-dev/lovia/internal/tool"
 )
 
 // benchRun runs one run of n turns (n-1 tool-using turns with a no-op tool, then a
 // final answer) with in-memory checkpoints and session, an event reader, and returns
 // the turn_started timestamps.
-func benchRun(b *testing.B, n int) []time.Time {
+func benchRun(b *testing.B, n int) []time.Time { return benchRunWith(b, n, nil) }
+
+func benchRunWith(b *testing.B, n int, withStore func(Options) Options) []time.Time {
 	p := newFake()
 	p.noRecord = true
 	p.next = func(i int, _ provider.Request) reply {
@@ -37,6 +41,9 @@ func benchRun(b *testing.B, n int) []time.Time {
 	}}
 	a.Limits.MaxTurns = n + 1
 	o := withStores(opts1(p), memStore())
+	if withStore != nil {
+		o = withStore(opts1(p))
+	}
 	h := Start(context.Background(), a, Text("go"), o)
 	for range h.Events() {
 	}
@@ -85,4 +92,32 @@ func BenchmarkTurnOverhead(b *testing.B) {
 func median(d []time.Duration) time.Duration {
 	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
 	return d[len(d)/2]
+}
+
+// BenchmarkTurnSQLite is the same loop with the real SQLite checkpoint and session
+// stores (two checkpoint appends per tool-using turn).
+func BenchmarkTurnSQLite(b *testing.B) {
+	const n = 200
+	db, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var early, late []time.Duration
+	for i := 0; i < b.N; i++ {
+		st := benchRunWith(b, n, func(o Options) Options {
+			o.Session, o.Checkpointer, o.SessionID = db.Sessions(), db.Checkpoints(), fmt.Sprintf("s%d", i)
+			return o
+		})
+		for j := 5; j < 25; j++ {
+			early = append(early, st[j+1].Sub(st[j]))
+		}
+		for j := n - 22; j < n-2; j++ {
+			late = append(late, st[j+1].Sub(st[j]))
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/turn")
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(median(early)), "ns/turn@10")
+	b.ReportMetric(float64(median(late)), "ns/turn@200")
 }
