@@ -172,8 +172,10 @@ type Policy struct {
 	rules    []compiledPathRule
 	cmdRules []compiledCmdRule
 
-	mu      sync.RWMutex
-	granted []compiledCmdRule // session grants
+	mu              sync.RWMutex
+	granted         []compiledCmdRule // session grants
+	sessionReadable []string
+	sessionWritable []string
 }
 
 type pathPattern struct {
@@ -403,6 +405,22 @@ func (p *Policy) DecidePath(abs string, op Op) (Decision, string) {
 			return Allow, "writable grant " + w
 		}
 	}
+	p.mu.RLock()
+	for _, g := range p.sessionWritable {
+		if g == abs {
+			p.mu.RUnlock()
+			return Allow, "allowed for this session"
+		}
+	}
+	if op == OpRead {
+		for _, g := range p.sessionReadable {
+			if g == abs {
+				p.mu.RUnlock()
+				return Allow, "allowed for this session"
+			}
+		}
+	}
+	p.mu.RUnlock()
 	if p.tmp != "" && under(p.tmp, abs) {
 		return Allow, "temp dir"
 	}
@@ -502,4 +520,16 @@ func (p *Policy) WritableRoots() []string {
 		out = append(out, p.tmp)
 	}
 	return append(out, p.writable...)
+}
+
+// GrantPath allows op on exactly abs for the rest of the session ("allow for this
+// session" on a path approval).
+func (p *Policy) GrantPath(abs string, op Op) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if op == OpWrite {
+		p.sessionWritable = append(p.sessionWritable, abs)
+	} else {
+		p.sessionReadable = append(p.sessionReadable, abs)
+	}
 }

@@ -1,0 +1,451 @@
+package workspace
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Limits of the file tools.
+const (
+	MaxReadChars     = 50_000
+	DefaultReadLines = 2000
+	maxLineChars     = 2000
+	maxFileBytes     = 64 << 20
+	DefaultListLimit = 1000
+)
+
+// UserError is a failure the model can fix (bad path, no match); tools return it as
+// an error result rather than a tool failure.
+type UserError struct{ Msg string }
+
+func (e *UserError) Error() string { return e.Msg }
+
+func userErr(format string, args ...any) error { return &UserError{Msg: fmt.Sprintf(format, args...)} }
+
+func stampOf(fi os.FileInfo, data []byte) stamp {
+	return stamp{mod: fi.ModTime(), size: fi.Size(), hash: sha256.Sum256(data)}
+}
+
+func (w *Workspace) remember(abs string, st stamp) {
+	w.mu.Lock()
+	w.reads[abs] = st
+	w.mu.Unlock()
+}
+
+// stale reports whether abs changed since the agent last read (or wrote) it.
+func (w *Workspace) stale(abs string, fi os.FileInfo, data []byte) bool {
+	w.mu.Lock()
+	st, ok := w.reads[abs]
+	w.mu.Unlock()
+	if !ok {
+		return false
+	}
+	if st.mod.Equal(fi.ModTime()) && st.size == fi.Size() {
+		return false
+	}
+	return sha256.Sum256(data) != st.hash
+}
+
+// rel shows abs relative to the root when inside it.
+func (w *Workspace) rel(abs string) string {
+	if r, ok := relInside(w.policy.root, abs); ok {
+		return r
+	}
+	return abs
+}
+
+func isBinary(data []byte) bool {
+	head := data
+	if len(head) > 8000 {
+		head = head[:8000]
+	}
+	return bytes.IndexByte(head, 0) >= 0
+}
+
+// ReadFile returns lines [offset, offset+limit) (1-based) of path with line numbers,
+// capped at MaxReadChars. It refuses binary and non-UTF-8 files.
+func (w *Workspace) ReadFile(path string, offset, limit int, approved bool) (string, error) {
+	abs, _, err := w.CheckPath(path, OpRead, approved)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", userErr("cannot read %s: %v", path, errors.Unwrap(err))
+	}
+	if fi.IsDir() {
+		return "", userErr("%s is a directory; use list_files to see its contents", path)
+	}
+	if fi.Size() > maxFileBytes {
+		return "", userErr("%s is %d MB, too large to read; use grep_files or shell (e.g. sed -n '100,200p')", path, fi.Size()>>20)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return "", userErr("cannot read %s: %v", path, err)
+	}
+	if isBinary(data) {
+		return "", userErr("%s is a binary file (%d bytes); read_file shows text only", path, len(data))
+	}
+	if !utf8.Valid(data) {
+		return "", userErr("%s is not valid UTF-8 text; use shell (e.g. iconv or xxd) to inspect it", path)
+	}
+	w.remember(abs, stampOf(fi, data))
+	if len(data) == 0 {
+		return fmt.Sprintf("(%s is empty)", path), nil
+	}
+	if offset < 1 {
+		offset = 1
+	}
+	if limit <= 0 {
+		limit = DefaultReadLines
+	}
+	lines := splitLines(string(data))
+	total := len(lines)
+	if offset > total {
+		return "", userErr("%s has %d lines; offset %d is past the end", path, total, offset)
+	}
+	var b strings.Builder
+	last := offset - 1
+	cut := false
+	for i := offset - 1; i < total && i < offset-1+limit; i++ {
+		line := strings.TrimRight(lines[i], "\r\n")
+		if utf8.RuneCountInString(line) > maxLineChars {
+			r := []rune(line)
+			line = string(r[:maxLineChars]) + fmt.Sprintf(" [... line truncated, %d more characters]", len(r)-maxLineChars)
+		}
+		entry := fmt.Sprintf("%6d\t%s\n", i+1, line)
+		if b.Len()+len(entry) > MaxReadChars && i >= offset {
+			cut = true
+			break
+		}
+		b.WriteString(entry)
+		last = i + 1
+	}
+	if last < total {
+		why := ""
+		if cut {
+			why = fmt.Sprintf(" (output capped at %d characters)", MaxReadChars)
+		}
+		fmt.Fprintf(&b, "[showing lines %d-%d of %d%s; continue with offset=%d]\n", offset, last, total, why, last+1)
+	}
+	return b.String(), nil
+}
+
+// ListOptions select what list_files returns.
+type ListOptions struct {
+	Path    string // directory; "" = root
+	Pattern string // doublestar glob relative to Path; "" = everything
+	Hidden  bool
+	Limit   int
+}
+
+// walkEntry is one file or directory met by a walk.
+type walkEntry struct {
+	abs, rel string // rel: relative to the walk's start, slash-separated
+	isDir    bool
+	link     bool // a symlink (to a directory: listed, never descended)
+}
+
+// walk visits the tree under start (resolved, allowed) in lexical order, skipping
+// .git, hidden entries (unless hidden), .gitignore'd entries, and symlinks whose
+// target the policy would not simply allow. fn returns false to stop.
+func (w *Workspace) walk(start string, hidden bool, fn func(e walkEntry) bool) {
+	rootRel, inRoot := relInside(w.policy.root, start)
+	var chain ignoreChain
+	if inRoot {
+		// .gitignore files of the parents of start apply too.
+		dir := w.policy.root
+		chain = chain.with(dir, "")
+		if rootRel != "." {
+			parts := strings.Split(rootRel, "/")
+			for i := range parts[:len(parts)-1] {
+				rel := strings.Join(parts[:i+1], "/")
+				chain = chain.with(w.policy.root+"/"+rel, rel)
+			}
+			chain = chain.with(start, rootRel)
+		}
+	} else {
+		chain = chain.with(start, "")
+	}
+	base := ""
+	if inRoot && rootRel != "." {
+		base = rootRel
+	}
+	var visit func(dir, rel string, chain ignoreChain) bool
+	visit = func(dir, rel string, chain ignoreChain) bool {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return true
+		}
+		for _, de := range ents {
+			name := de.Name()
+			if name == ".git" || !hidden && strings.HasPrefix(name, ".") {
+				continue
+			}
+			abs := dir + "/" + name
+			r := name
+			if rel != "" {
+				r = rel + "/" + name
+			}
+			ignRel := r
+			if base != "" {
+				ignRel = base + "/" + r
+			}
+			isDir := de.IsDir()
+			if de.Type()&fs.ModeSymlink != 0 {
+				target := resolveLoose(abs)
+				if d, _ := w.policy.DecidePath(target, OpRead); d != Allow {
+					continue
+				}
+				fi, err := os.Stat(abs)
+				if err != nil {
+					continue
+				}
+				isDir = false // never descend through links (no cycles, no escapes)
+				if fi.IsDir() {
+					if !fn(walkEntry{abs: abs, rel: r, isDir: true, link: true}) {
+						return false
+					}
+					continue
+				}
+			}
+			if chain.ignored(ignRel, isDir) {
+				continue
+			}
+			if w.policy.quickRead(abs, name) == Deny {
+				continue
+			}
+			if !fn(walkEntry{abs: abs, rel: r, isDir: isDir}) {
+				return false
+			}
+			if isDir {
+				if !visit(abs, r, chain.with(abs, ignRel)) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	visit(start, "", chain)
+}
+
+// ListFiles lists files under opts.Path matching opts.Pattern, respecting .gitignore.
+func (w *Workspace) ListFiles(opts ListOptions, approved bool) (string, error) {
+	p := opts.Path
+	if p == "" {
+		p = "."
+	}
+	abs, _, err := w.CheckPath(p, OpRead, approved)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", userErr("cannot list %s: %v", p, errors.Unwrap(err))
+	}
+	if !fi.IsDir() {
+		return "", userErr("%s is a file, not a directory; use read_file", p)
+	}
+	pat := strings.TrimPrefix(opts.Pattern, "./")
+	if pat != "" && !doublestar.ValidatePattern(pat) {
+		return "", userErr("invalid glob %q (use e.g. **/*.go)", opts.Pattern)
+	}
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = DefaultListLimit
+	}
+	var out []string
+	more := false
+	w.walk(abs, opts.Hidden, func(e walkEntry) bool {
+		if pat != "" && !doublestar.MatchUnvalidated(pat, e.rel) {
+			return true
+		}
+		if pat == "" && e.isDir && !e.link {
+			return true // directories show through their files
+		}
+		if len(out) >= limit {
+			more = true
+			return false
+		}
+		name := e.rel
+		if e.isDir {
+			name += "/"
+		}
+		out = append(out, name)
+		return true
+	})
+	sort.Strings(out)
+	if len(out) == 0 {
+		return fmt.Sprintf("no files match in %s", p), nil
+	}
+	s := strings.Join(out, "\n") + "\n"
+	if more {
+		s += fmt.Sprintf("[stopped at %d entries; narrow with path or pattern]\n", limit)
+	}
+	return s, nil
+}
+
+// WriteFile creates or overwrites path with content. createOnly refuses an existing
+// file; overwriting a file changed since the agent read it is refused.
+func (w *Workspace) WriteFile(path, content string, createOnly, approved bool) (string, error) {
+	abs, _, err := w.CheckPath(path, OpWrite, approved)
+	if err != nil {
+		return "", err
+	}
+	old, fi, exists, err := readExisting(abs)
+	if err != nil {
+		return "", err
+	}
+	if exists && createOnly {
+		return "", userErr("%s already exists (create_only is set); use edit_file to change it", path)
+	}
+	if exists && w.stale(abs, fi, old) {
+		return "", userErr("%s was modified since you last read it; read it again before overwriting", path)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return "", userErr("cannot create the directory of %s: %v", path, err)
+	}
+	mode := os.FileMode(0o644)
+	if exists {
+		mode = fi.Mode().Perm()
+	}
+	if err := os.WriteFile(abs, []byte(content), mode); err != nil {
+		return "", userErr("cannot write %s: %v", path, err)
+	}
+	if nfi, err := os.Stat(abs); err == nil {
+		w.remember(abs, stampOf(nfi, []byte(content)))
+	}
+	verb := "created"
+	if exists {
+		verb = "overwrote"
+	}
+	return fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, w.rel(abs), len(content), len(splitLines(content))), nil
+}
+
+func readExisting(abs string) ([]byte, os.FileInfo, bool, error) {
+	fi, err := os.Stat(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, userErr("cannot access %s: %v", abs, err)
+	}
+	if fi.IsDir() {
+		return nil, nil, false, userErr("%s is a directory", abs)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, nil, false, userErr("cannot read %s: %v", abs, err)
+	}
+	return data, fi, true, nil
+}
+
+// planEdit computes the new content of an edit without writing it.
+func planEdit(content, oldS, newS string, replaceAll bool, path string) (string, int, error) {
+	if oldS == "" {
+		return "", 0, userErr("old_string is empty; use write_file to create or replace a whole file")
+	}
+	if oldS == newS {
+		return "", 0, userErr("old_string and new_string are identical; nothing to change")
+	}
+	// CRLF files: match and insert with the file's line endings.
+	if strings.Contains(content, "\r\n") {
+		oldS = toCRLF(oldS)
+		newS = toCRLF(newS)
+	}
+	n := strings.Count(content, oldS)
+	switch {
+	case n == 0:
+		hint := ""
+		if strings.Contains(content, strings.TrimSpace(oldS)) {
+			hint = " (it matches when leading/trailing whitespace is ignored: copy the exact indentation)"
+		}
+		return "", 0, userErr("old_string was not found in %s%s; read the file and copy the text exactly", path, hint)
+	case n > 1 && !replaceAll:
+		return "", 0, userErr("old_string occurs %d times in %s; include more surrounding lines to make it unique, or set replace_all", n, path)
+	}
+	if replaceAll {
+		return strings.ReplaceAll(content, oldS, newS), n, nil
+	}
+	return strings.Replace(content, oldS, newS, 1), 1, nil
+}
+
+func toCRLF(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", "\r\n")
+}
+
+// EditFile replaces old with new in path (exactly one match unless replaceAll) and
+// returns a unified diff. It refuses a file changed since the agent last read it.
+func (w *Workspace) EditFile(path, oldS, newS string, replaceAll, approved bool) (string, error) {
+	abs, _, err := w.CheckPath(path, OpWrite, approved)
+	if err != nil {
+		return "", err
+	}
+	data, fi, exists, err := readExisting(abs)
+	if err != nil {
+		return "", err
+	}
+	if !exists {
+		return "", userErr("%s does not exist; use write_file to create it", path)
+	}
+	if isBinary(data) || !utf8.Valid(data) {
+		return "", userErr("%s is not a UTF-8 text file; edit_file changes text only", path)
+	}
+	if w.stale(abs, fi, data) {
+		return "", userErr("%s was modified since you last read it; read it again, then redo the edit", path)
+	}
+	updated, n, err := planEdit(string(data), oldS, newS, replaceAll, path)
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(abs, []byte(updated), fi.Mode().Perm()); err != nil {
+		return "", userErr("cannot write %s: %v", path, err)
+	}
+	if nfi, err := os.Stat(abs); err == nil {
+		w.remember(abs, stampOf(nfi, []byte(updated)))
+	}
+	diff := UnifiedDiff(w.rel(abs), string(data), updated)
+	return fmt.Sprintf("edited %s (%d replacement%s)\n%s", w.rel(abs), n, plural(n), diff), nil
+}
+
+// PreviewWrite / PreviewEdit give the diff an approval shows.
+func (w *Workspace) PreviewWrite(path, content string) string {
+	abs := w.policy.Resolve(path, "")
+	old, _, _, _ := readExisting(abs)
+	return UnifiedDiff(w.rel(abs), string(old), content)
+}
+
+func (w *Workspace) PreviewEdit(path, oldS, newS string, replaceAll bool) string {
+	abs := w.policy.Resolve(path, "")
+	data, _, ok, _ := readExisting(abs)
+	if !ok {
+		return ""
+	}
+	updated, _, err := planEdit(string(data), oldS, newS, replaceAll, path)
+	if err != nil {
+		return ""
+	}
+	return UnifiedDiff(w.rel(abs), string(data), updated)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -1,0 +1,398 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Limits of grep_files.
+const (
+	DefaultGrepMatches = 200
+	MaxGrepMatches     = 2000
+	maxGrepLine        = 300
+	maxGrepFile        = 16 << 20
+)
+
+// GrepOptions select what grep_files searches.
+type GrepOptions struct {
+	Pattern    string
+	Path       string // file or directory; "" = root
+	Glob       string // doublestar filter on paths relative to Path (e.g. **/*.go)
+	IgnoreCase bool
+	Literal    bool // Pattern is a fixed string
+	Hidden     bool
+	MaxResults int
+}
+
+type grepHit struct {
+	rel   string
+	lines []grepLine
+}
+
+type grepLine struct {
+	n    int
+	text string
+}
+
+// quickRead judges a walk entry whose parent directory was already allowed: only
+// rules that can match at this level are evaluated (the walk's hot path).
+func (p *Policy) quickRead(abs, name string) Decision {
+	match := func(pp pathPattern) bool {
+		switch pp.kind {
+		case 2:
+			return doublestar.MatchUnvalidated(pp.pat, name)
+		case 1:
+			rel, ok := relInside(p.root, abs)
+			return ok && doublestar.MatchUnvalidated(pp.pat, rel)
+		}
+		return doublestar.MatchUnvalidated(pp.pat, abs)
+	}
+	for _, d := range p.denied {
+		if match(d) {
+			return Deny
+		}
+	}
+	for _, r := range p.rules {
+		if r.read != nil && *r.read == Deny && match(r.pathPattern) {
+			return Deny
+		}
+	}
+	return Allow
+}
+
+
+// compileGrep builds the matcher: a fixed-string prefilter when possible, and a
+// multi-line regexp run over the whole file (most files never match, so they are
+// rejected in one pass without splitting lines).
+func compileGrep(o GrepOptions) (*regexp.Regexp, []byte, error) {
+	pat := o.Pattern
+	if o.Literal {
+		pat = regexp.QuoteMeta(pat)
+	}
+	flags := "(?m)"
+	if o.IgnoreCase {
+		flags = "(?mi)"
+	}
+	re, err := regexp.Compile(flags + pat)
+	if err != nil {
+		return nil, nil, userErr("invalid regular expression %q: %v (set literal=true to search for the text as is)", o.Pattern, err)
+	}
+	var lit []byte
+	if !o.IgnoreCase {
+		if o.Literal {
+			lit = []byte(o.Pattern)
+		} else if prefix, complete := re.LiteralPrefix(); complete && prefix != "" {
+			lit = []byte(prefix)
+		}
+	}
+	return re, lit, nil
+}
+
+// GrepFiles searches files under opts.Path for a regular expression, respecting
+// .gitignore and skipping binary files. The tree is walked in parallel.
+func (w *Workspace) GrepFiles(ctx context.Context, opts GrepOptions, approved bool) (string, error) {
+	if opts.Pattern == "" {
+		return "", userErr("pattern is empty")
+	}
+	re, lit, err := compileGrep(opts)
+	if err != nil {
+		return "", err
+	}
+	p := opts.Path
+	if p == "" {
+		p = "."
+	}
+	abs, _, err := w.CheckPath(p, OpRead, approved)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", userErr("cannot search %s: %v", p, err)
+	}
+	glob := strings.TrimPrefix(opts.Glob, "./")
+	if glob != "" && !doublestar.ValidatePattern(glob) {
+		return "", userErr("invalid glob %q (use e.g. **/*.go)", opts.Glob)
+	}
+	max := opts.MaxResults
+	if max <= 0 {
+		max = DefaultGrepMatches
+	}
+	max = min(max, MaxGrepMatches)
+
+	var (
+		mu    sync.Mutex
+		hits  []grepHit
+		count atomic.Int64
+		files atomic.Int64
+	)
+	search := func(fileAbs, rel string) {
+		if count.Load() > int64(max) {
+			return
+		}
+		h, ok := grepFile(fileAbs, re, lit)
+		files.Add(1)
+		if !ok {
+			return
+		}
+		h.rel = w.rel(fileAbs)
+		count.Add(int64(len(h.lines)))
+		mu.Lock()
+		hits = append(hits, h)
+		mu.Unlock()
+	}
+	if !fi.IsDir() {
+		search(abs, p)
+	} else {
+		w.parallelWalk(ctx, abs, opts.Hidden, func(fileAbs, rel string) {
+			if glob != "" && !doublestar.MatchUnvalidated(glob, rel) {
+				return
+			}
+			search(fileAbs, rel)
+		}, func() bool { return count.Load() > int64(max) })
+	}
+	sort.Slice(hits, func(i, j int) bool { return hits[i].rel < hits[j].rel })
+	var b strings.Builder
+	n := 0
+	nfiles := 0
+	for _, h := range hits {
+		if n >= max {
+			break
+		}
+		nfiles++
+		for _, l := range h.lines {
+			if n >= max {
+				break
+			}
+			fmt.Fprintf(&b, "%s:%d:%s\n", h.rel, l.n, l.text)
+			n++
+		}
+	}
+	if n == 0 {
+		return fmt.Sprintf("no matches for %q in %s (%d files searched)", opts.Pattern, p, files.Load()), nil
+	}
+	if count.Load() > int64(n) {
+		fmt.Fprintf(&b, "[stopped at %d matches; narrow the pattern, path or glob]\n", n)
+	}
+	s, _ := truncateHeadTail(b.String(), MaxShellOutput)
+	return s, nil
+}
+
+func truncateHeadTail(s string, max int) (string, bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	return s[:max] + "\n[... output truncated ...]\n", true
+}
+
+// grepFile returns the matching lines of one file (binary and huge files skipped).
+func grepFile(abs string, re *regexp.Regexp, lit []byte) (grepHit, bool) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return grepHit{}, false
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxGrepFile {
+		f.Close()
+		return grepHit{}, false
+	}
+	data := make([]byte, fi.Size())
+	n, _ := readFull(f, data)
+	f.Close()
+	data = data[:n]
+	if lit != nil && !bytes.Contains(data, lit) {
+		return grepHit{}, false
+	}
+	if isBinary(data) {
+		return grepHit{}, false
+	}
+	locs := re.FindAllIndex(data, -1)
+	if len(locs) == 0 {
+		return grepHit{}, false
+	}
+	var h grepHit
+	line, pos := 1, 0
+	lastLine := 0
+	for _, loc := range locs {
+		line += bytes.Count(data[pos:loc[0]], []byte{'\n'})
+		pos = loc[0]
+		if line == lastLine {
+			continue
+		}
+		lastLine = line
+		start := bytes.LastIndexByte(data[:loc[0]], '\n') + 1
+		end := bytes.IndexByte(data[loc[0]:], '\n')
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += loc[0]
+		}
+		text := strings.TrimRight(string(data[start:end]), "\r")
+		if !utf8.ValidString(text) {
+			text = strings.ToValidUTF8(text, "\uFFFD")
+		}
+		if len(text) > maxGrepLine {
+			text = strings.ToValidUTF8(text[:maxGrepLine], "") + " [...]"
+		}
+		h.lines = append(h.lines, grepLine{n: line, text: text})
+	}
+	return h, true
+}
+
+func readFull(f *os.File, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := f.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+type dirJob struct {
+	abs, rel string
+	chain    ignoreChain
+}
+
+// parallelWalk visits regular files under start with GOMAXPROCS workers; directory
+// listing and file work share the workers, so a wide tree keeps them all busy.
+func (w *Workspace) parallelWalk(ctx context.Context, start string, hidden bool, fn func(abs, rel string), stop func() bool) {
+	rootRel, inRoot := relInside(w.policy.root, start)
+	var chain ignoreChain
+	base := ""
+	if inRoot {
+		chain = chain.with(w.policy.root, "")
+		if rootRel != "." {
+			parts := strings.Split(rootRel, "/")
+			for i := range parts {
+				rel := strings.Join(parts[:i+1], "/")
+				chain = chain.with(w.policy.root+"/"+rel, rel)
+			}
+			base = rootRel
+		}
+	} else {
+		chain = chain.with(start, "")
+	}
+	var (
+		mu      sync.Mutex
+		cond    = sync.NewCond(&mu)
+		stack   = []dirJob{{abs: start, rel: "", chain: chain}}
+		pending = 1 // directories queued or being listed
+	)
+	worker := func() {
+		for {
+			mu.Lock()
+			for len(stack) == 0 && pending > 0 {
+				cond.Wait()
+			}
+			if len(stack) == 0 {
+				mu.Unlock()
+				return
+			}
+			job := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			mu.Unlock()
+
+			var subdirs []dirJob
+			if ctx.Err() == nil && !stop() {
+				subdirs = w.listDir(job, base, hidden, fn)
+			}
+			mu.Lock()
+			stack = append(stack, subdirs...)
+			pending += len(subdirs) - 1
+			cond.Broadcast()
+			mu.Unlock()
+		}
+	}
+	n := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			worker()
+		}()
+	}
+	wg.Wait()
+}
+
+func (w *Workspace) listDir(job dirJob, base string, hidden bool, fn func(abs, rel string)) []dirJob {
+	ents, err := os.ReadDir(job.abs)
+	if err != nil {
+		return nil
+	}
+	chain := job.chain
+	if job.rel != "" {
+		// Only read a .gitignore that is there (no failed open per directory).
+		for _, de := range ents {
+			if de.Name() == ".gitignore" {
+				dirRel := job.rel
+				if base != "" {
+					dirRel = base + "/" + job.rel
+				}
+				chain = chain.with(job.abs, dirRel)
+				break
+			}
+		}
+	}
+	var subdirs []dirJob
+	for _, de := range ents {
+		name := de.Name()
+		if name == ".git" || !hidden && name[0] == '.' {
+			continue
+		}
+		abs := job.abs + "/" + name
+		rel := name
+		if job.rel != "" {
+			rel = job.rel + "/" + name
+		}
+		ignRel := rel
+		if base != "" {
+			ignRel = base + "/" + rel
+		}
+		t := de.Type()
+		if t&fs.ModeSymlink != 0 {
+			// Follow a link to a file only when its target is plainly readable; never
+			// descend into linked directories.
+			target := resolveLoose(abs)
+			if d, _ := w.policy.DecidePath(target, OpRead); d != Allow {
+				continue
+			}
+			fi, err := os.Stat(target)
+			if err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			if !chain.ignored(ignRel, false) {
+				fn(abs, rel)
+			}
+			continue
+		}
+		isDir := t.IsDir()
+		if !isDir && !t.IsRegular() {
+			continue
+		}
+		if chain.ignored(ignRel, isDir) || w.policy.quickRead(abs, name) == Deny {
+			continue
+		}
+		if isDir {
+			subdirs = append(subdirs, dirJob{abs: abs, rel: rel, chain: chain})
+			continue
+		}
+		fn(abs, rel)
+	}
+	return subdirs
+}
