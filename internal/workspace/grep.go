@@ -72,7 +72,6 @@ func (p *Policy) quickRead(abs, name string) Decision {
 	return Allow
 }
 
-
 // compileGrep builds the matcher: a fixed-string prefilter when possible, and a
 // multi-line regexp run over the whole file (most files never match, so they are
 // rejected in one pass without splitting lines).
