@@ -38,6 +38,7 @@ type Handle struct {
 // Setup errors (unknown model, tool name conflicts, ...) surface as a run_failed event
 // and from Result, never as a panic or a blocked caller.
 func Start(ctx context.Context, a *agent.Agent, input []transcript.Entry, opts Options) *Handle {
+	fresh := opts.RunID == "" || opts.Checkpointer == nil
 	if opts.RunID == "" {
 		opts.RunID = newID("run_")
 	}
@@ -55,10 +56,10 @@ func Start(ctx context.Context, a *agent.Agent, input []transcript.Entry, opts O
 		done:      make(chan struct{}),
 	}
 	l := newLoop(h, a, input, opts)
-	// The session id may come from the checkpoint on resume; Start must not block on
-	// I/O, so callers read SessionID after run_started or Result when they resume
-	// without one. A fresh run gets its id here.
-	if h.sessionID == "" && opts.IfRunExists != ResumeOnly {
+	// An existing run's session id comes from its checkpoint, and Start does no I/O:
+	// when a run id was given without a session id, SessionID is known from
+	// run_started on. A run that is certainly new gets its id here.
+	if h.sessionID == "" && fresh {
 		h.sessionID = l.sessionID
 	}
 	go l.run(runCtx)
@@ -80,8 +81,9 @@ func Text(s string) []transcript.Entry { return []transcript.Entry{transcript.Us
 // RunID is the run's id (generated when Options.RunID was empty).
 func (h *Handle) RunID() string { return h.runID }
 
-// SessionID is the run's session id. For a resume without Options.SessionID it is
-// known once run_started was emitted (it comes from the checkpoint).
+// SessionID is the run's session id. When Start was given a run id (and a
+// checkpointer) but no session id, it may come from the checkpoint and is known once
+// run_started was emitted; before that it is "".
 func (h *Handle) SessionID() string {
 	h.approvalMu.Lock()
 	defer h.approvalMu.Unlock()
