@@ -59,7 +59,7 @@ func (p *Plugin) Setup(ctx context.Context, rc *tool.RunContext) (*plugin.Contri
 			if !out.Blocked {
 				return plugin.GateResult{}, nil
 			}
-			return plugin.GateResult{Block: true, Message: "The pre_tool_use hook blocked this call: " + out.Message}, nil
+			return plugin.GateResult{Block: true, Message: out.Message}, nil
 		})
 	}
 	if r.Has(UserPromptSubmit) {
