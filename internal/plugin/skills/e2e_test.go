@@ -44,7 +44,9 @@ func TestLiveChanges(t *testing.T) {
 		time.Sleep(500 * time.Millisecond) // let fsnotify deliver before the next turn
 		return "ok", nil
 	})
-	op := func(o string) script.Turn { return plugintest.Calls(plugintest.Call("mutate", map[string]any{"op": o})) }
+	op := func(o string) script.Turn {
+		return plugintest.Calls(plugintest.Call("mutate", map[string]any{"op": o}))
+	}
 	load := func(n string) script.Turn {
 		return plugintest.Calls(plugintest.Call(skills.LoadToolName, map[string]any{"name": n}))
 	}
