@@ -69,6 +69,9 @@ func ParseState(raw json.RawMessage) (*State, error) {
 	if in.Version != stateVersion {
 		return s, nil
 	}
+	if in.Ratio != 0 {
+		in.Ratio = min(max(in.Ratio, minRatio), maxRatio)
+	}
 	return &in, nil
 }
 
