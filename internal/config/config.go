@@ -27,6 +27,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/config/yamlfile"
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/plugin/hooks"
+	"github.com/lovia-dev/lovia/internal/plugin/mcp"
 	"github.com/lovia-dev/lovia/internal/workspace"
 )
 
@@ -45,7 +46,7 @@ type File struct {
 	Models     map[string]Model  `yaml:"models,omitempty" json:"models,omitempty"`
 	Compaction compaction.Config `yaml:"compaction,omitempty" json:"compaction,omitempty"`
 	Workspace  workspace.Config  `yaml:"workspace,omitempty" json:"workspace,omitempty"`
-	MCP        MCP               `yaml:"mcp,omitempty" json:"mcp,omitempty"`
+	MCP        mcp.Config        `yaml:"mcp,omitempty" json:"mcp,omitempty"`
 	Hooks      []hooks.Hook      `yaml:"hooks,omitempty" json:"hooks,omitempty"`
 	Skills     Skills            `yaml:"skills,omitempty" json:"skills,omitempty"`
 }
@@ -53,21 +54,6 @@ type File struct {
 // Model overrides what lovia knows about one model.
 type Model struct {
 	ContextWindow int `yaml:"context_window,omitempty" json:"context_window,omitempty"`
-}
-
-// MCP configures MCP servers.
-type MCP struct {
-	Servers map[string]MCPServer `yaml:"servers,omitempty" json:"servers,omitempty"`
-}
-
-// MCPServer is one MCP server: a stdio command or a streamable-HTTP URL.
-type MCPServer struct {
-	Command  string            `yaml:"command,omitempty" json:"command,omitempty"`
-	Args     []string          `yaml:"args,omitempty" json:"args,omitempty"`
-	Env      map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
-	URL      string            `yaml:"url,omitempty" json:"url,omitempty"`
-	Headers  map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
-	Disabled bool              `yaml:"disabled,omitempty" json:"disabled,omitempty"`
 }
 
 // Skills adds skill directories (after the standard ones).
@@ -377,11 +363,11 @@ func check(path string, f File) error {
 		}
 		return err
 	}
-	for name, s := range f.MCP.Servers {
-		if (s.Command == "") == (s.URL == "") {
-			return errs.Newf(errs.KindConfig, "give the server either command: (stdio) or url: (streamable HTTP)",
-				"%s: mcp server %q needs exactly one of command or url", where("mcp.servers"), name)
+	if err := f.MCP.Validate(); err != nil {
+		if path != "" {
+			return errs.Wrap(errs.KindConfig, err, path, errs.HintOf(err))
 		}
+		return err
 	}
 	if len(f.Hooks) > 0 {
 		if _, err := hooks.NewRunner(hooks.Config{Hooks: f.Hooks}, slog.New(slog.DiscardHandler)); err != nil {

@@ -157,7 +157,7 @@ func TestBadFiles(t *testing.T) {
 		{"bad policy", "policy: yolo\n", []string{"unknown policy \"yolo\"", "readonly, coding or trusted"}},
 		{"bad model", "model: gpt-4\n", []string{"PROVIDER:MODEL"}},
 		{"bad compaction", "compaction:\n  compact_at: 0.5\n  compact_to: 0.7\n", []string{"compact_to"}},
-		{"mcp server without command", "mcp:\n  servers:\n    gh: {args: [x]}\n", []string{"needs exactly one of command or url"}},
+		{"mcp server without command", "mcp:\n  servers:\n    gh: {args: [x]}\n", []string{"neither command nor url is set"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,217 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lovia-dev/lovia/internal/agent"
+	"github.com/lovia-dev/lovia/internal/app"
+	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/runtime"
+	"github.com/lovia-dev/lovia/internal/store/sqlite"
+	"github.com/lovia-dev/lovia/internal/transcript"
+	"github.com/lovia-dev/lovia/internal/tui"
+)
+
+// ChatOptions are the inputs of `lovia chat`.
+type ChatOptions struct {
+	F *Factory
+	// Args are the words of an initial prompt.
+	Args []string
+}
+
+// NewCmdChat builds `lovia chat` (also what `lovia` alone runs). runF replaces the
+// behaviour in flag tests.
+func NewCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
+	opts := &ChatOptions{F: f}
+	return &cobra.Command{
+		Use:   "chat [PROMPT]",
+		Short: "Talk with the agent in an interactive terminal UI",
+		Long: `Start the interactive TUI in the current repository. Finished messages go to the
+terminal's own scrollback (scroll, search and copy as usual); only the live part —
+the streaming reply, running tools, approvals, the prompt and the status line — is
+redrawn.
+
+While the agent works, typing queues a steering message it receives at its next
+turn; Esc interrupts the turn (the run stays resumable). Slash commands: /new,
+/sessions, /resume, /model, /compact, /todo, /cost, /help, /quit. @ completes file
+paths; ctrl+j (or shift+enter) adds a line; ctrl+g edits the prompt in $EDITOR.
+
+It needs a terminal; for scripts and CI use lovia run.`,
+		Example: `  lovia
+  lovia chat "why does the login test fail?"
+  lovia chat -c                       # continue the latest session here
+  lovia chat -s ses_0123abcd          # continue a given session
+  lovia chat -m script:testdata/demo/script.yaml`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Args = args
+			if runF != nil {
+				return runF(opts)
+			}
+			return runChat(c.Context(), opts)
+		},
+	}
+}
+
+func runChat(ctx context.Context, opts *ChatOptions) error {
+	f := opts.F
+	in, inOK := f.IO.In.(*os.File)
+	out, outOK := f.IO.Out.(*os.File)
+	if !f.IO.StdoutTTY || !outOK {
+		return errs.New(errs.KindUsage, "lovia chat needs a terminal: stdout is not a TTY",
+			`use "lovia run PROMPT" (or "echo PROMPT | lovia run -") for non-interactive use`)
+	}
+	if !f.IO.StdinTTY || !inOK {
+		return errs.New(errs.KindUsage, "lovia chat needs a terminal: stdin is not a TTY",
+			`use "lovia run -" to read the prompt from stdin`)
+	}
+	a, err := f.NewApp(ctx, f.AppOptions())
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+
+	p, err := a.Presets.Get(a.Config.Preset)
+	if err != nil {
+		return err
+	}
+	model, _ := a.Model(p)
+	if model == "" {
+		return errs.New(errs.KindConfig, "no model configured",
+			"pass --model PROVIDER:MODEL (e.g. script:testdata/demo/script.yaml or openai:gpt-4.1), set LOVIA_MODEL, model: in config, or OPENAI_API_KEY / ANTHROPIC_API_KEY")
+	}
+	b := &chatBackend{app: a, model: model, windows: map[string]int{}}
+	sessionID := f.Common.Session
+	oc, err := tui.Run(ctx, tui.Options{
+		Backend:   b,
+		Model:     model,
+		SessionID: sessionID,
+		Continue:  f.Common.Continue,
+		Prompt:    strings.Join(opts.Args, " "),
+		Root:      a.Config.Root,
+		In:        in,
+		Out:       out,
+	})
+	tui.PrintContinueHint(f.IO.ErrOut, oc)
+	return err
+}
+
+// chatBackend adapts the App to the TUI: runs in interactive approval mode, the
+// repository's sessions, per-run model switching (/model).
+type chatBackend struct {
+	app   *app.App
+	model string // the configured model
+
+	mu      sync.Mutex
+	windows map[string]int
+}
+
+func (b *chatBackend) Start(ctx context.Context, req tui.StartRequest) (tui.Handle, error) {
+	ro := app.RunOptions{SessionID: req.SessionID, Approvals: runtime.ApprovalInteractive,
+		Flags: map[string]any{"frontend": "chat"}}
+	if req.ResumeRunID != "" {
+		h, _, err := b.app.Resume(ctx, req.ResumeRunID, ro)
+		if err != nil {
+			return nil, err
+		}
+		return h, nil
+	}
+	pr, err := b.app.Prepare(ctx, ro)
+	if err != nil {
+		return nil, err
+	}
+	model := pr.Settings.Model
+	if req.Model != "" && req.Model != model {
+		if err := b.switchModel(pr, req.Model); err != nil {
+			return nil, err
+		}
+		model = req.Model
+	}
+	if prov, err := b.app.Resolve(ctx, model); err == nil {
+		b.mu.Lock()
+		b.windows[model] = prov.Info().ContextWindow
+		b.mu.Unlock()
+	} else {
+		return nil, err
+	}
+	return runtime.Start(ctx, pr.Agent, runtime.Text(req.Prompt), pr.Options), nil
+}
+
+// switchModel points the run's agents at model (/model): every agent of the graph
+// that used the configured model, and the recorded settings, so a resume keeps it.
+func (b *chatBackend) switchModel(pr *app.Prepared, model string) error {
+	old := pr.Settings.Model
+	seen := map[*agent.Agent]*agent.Agent{}
+	var clone func(a *agent.Agent) *agent.Agent
+	clone = func(a *agent.Agent) *agent.Agent {
+		if c, ok := seen[a]; ok {
+			return c
+		}
+		c := a.Clone()
+		seen[a] = c
+		if c.Model == old || c.Model == "" {
+			c.Model = model
+		}
+		for i, h := range c.Handoffs {
+			c.Handoffs[i] = clone(h)
+		}
+		return c
+	}
+	pr.Agent = clone(pr.Agent)
+	pr.Settings.Model = model
+	raw, err := json.Marshal(pr.Settings)
+	if err != nil {
+		return errs.Wrap(errs.KindInternal, err, "encode settings", "")
+	}
+	pr.Options.Settings = raw
+	return nil
+}
+
+func (b *chatBackend) Sessions(ctx context.Context) ([]tui.SessionInfo, error) {
+	if b.app.DB == nil {
+		return nil, nil
+	}
+	repo := b.app.Config.Cwd
+	if b.app.Config.InGit {
+		repo = b.app.Config.Root
+	}
+	list, err := b.app.DB.Sessions().ListSessions(ctx, sqlite.SessionFilter{Repo: repo, Limit: 50})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tui.SessionInfo, 0, len(list))
+	for _, s := range list {
+		out = append(out, tui.SessionInfo{ID: s.ID, Title: s.Title, Updated: s.UpdatedAt, Runs: s.Runs})
+	}
+	return out, nil
+}
+
+func (b *chatBackend) History(ctx context.Context, id string) ([]transcript.Entry, error) {
+	return b.app.Session.Load(ctx, id)
+}
+
+func (b *chatBackend) Models() []string {
+	models := []string{b.model}
+	for name := range b.app.Config.Models {
+		if strings.Contains(name, ":") && !slices.Contains(models, name) {
+			models = append(models, name)
+		}
+	}
+	slices.Sort(models[1:])
+	return models
+}
+
+// ContextWindow is known once a run resolved the model (Start caches it); the TUI
+// calls this while drawing, so it never does I/O.
+func (b *chatBackend) ContextWindow(model string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.windows[model]
+}

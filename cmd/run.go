@@ -1,0 +1,285 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lovia-dev/lovia/internal/app"
+	"github.com/lovia-dev/lovia/internal/config"
+	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/event"
+	"github.com/lovia-dev/lovia/internal/headless"
+	"github.com/lovia-dev/lovia/internal/runtime"
+	"github.com/lovia-dev/lovia/internal/tool"
+)
+
+// MaxStdin caps what `lovia run` reads from standard input.
+const MaxStdin = 1 << 20
+
+// RunOptions are the inputs of `lovia run`.
+type RunOptions struct {
+	F *Factory
+	// Args are the prompt words ("-" reads stdin).
+	Args         []string
+	Output       string
+	OutputSchema string
+	Approve      string
+	RunID        string
+	BudgetTokens int
+	// budgetSet reports --budget-tokens was given.
+	budgetSet bool
+	// Signals delivers SIGINT/SIGTERM (nil: the process's).
+	Signals <-chan os.Signal
+}
+
+// NewCmdRun builds `lovia run`. runF replaces the behaviour in flag tests.
+func NewCmdRun(f *Factory, runF func(*RunOptions) error) *cobra.Command {
+	opts := &RunOptions{F: f}
+	c := &cobra.Command{
+		Use:   "run [PROMPT | -]",
+		Short: "Run the agent once, non-interactively",
+		Long: `Run the agent on one prompt and exit. The prompt comes from the arguments, from
+standard input ("-", or nothing with piped input), or both: piped input is appended
+to the prompt as a fenced block.
+
+The final answer goes to stdout; progress (tool calls, denials) to stderr when it is
+a terminal or with -v. Exit codes: 0 completed, 1 run failed, 2 usage or
+configuration error, 3 limit reached (max turns, budget), 4 guardrail tripped,
+130 interrupted (SIGINT), 143 terminated (SIGTERM). An interrupted run is resumable
+with lovia resume RUN_ID.`,
+		Example: `  lovia run "add a --json flag to the list command"
+  git diff | lovia run --preset reviewer "review this change"
+  lovia run --output json --output-schema answer.schema.json "is the build green?"
+  lovia run --output stream-json -m script:testdata/demo/script.yaml "fix the bug"`,
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Args = args
+			opts.budgetSet = c.Flags().Changed("budget-tokens")
+			if runF != nil {
+				return runF(opts)
+			}
+			return runRun(c.Context(), opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&opts.Output, "output", "text", "output format: text, json or stream-json")
+	fl.StringVar(&opts.OutputSchema, "output-schema", "", "JSON Schema `FILE` the final answer must match (structured output)")
+	fl.StringVar(&opts.Approve, "approve", "none", "answer for actions that need approval: none (deny) or all (allow)")
+	fl.StringVar(&opts.RunID, "run-id", "", "run `ID` (idempotency key: re-issuing a completed id replays its result)")
+	fl.IntVar(&opts.BudgetTokens, "budget-tokens", 0, "stop once the run used `N` tokens (input + output)")
+	return c
+}
+
+func runRun(ctx context.Context, opts *RunOptions) error {
+	f := opts.F
+	format, err := headless.ParseFormat(opts.Output)
+	if err != nil {
+		return err
+	}
+	var approvals runtime.ApprovalMode
+	switch opts.Approve {
+	case "none", "":
+		approvals = runtime.ApprovalDenyAll
+	case "all":
+		approvals = runtime.ApprovalAllowAll
+	default:
+		return errs.Newf(errs.KindUsage, "use --approve none or --approve all", "unknown --approve value %q", opts.Approve)
+	}
+	if opts.BudgetTokens < 0 {
+		return errs.New(errs.KindUsage, "--budget-tokens must not be negative", "use a token count such as 200000")
+	}
+	prompt, err := readPrompt(f.IO, opts.Args)
+	if err != nil {
+		return err
+	}
+	schema, err := readSchema(opts.OutputSchema)
+	if err != nil {
+		return err
+	}
+
+	aopts := f.AppOptions()
+	if opts.budgetSet {
+		aopts.Flags = append(aopts.Flags, config.Override{Key: "budget_tokens", Value: fmt.Sprint(opts.BudgetTokens), Flag: "--budget-tokens"})
+	}
+	a, err := f.NewApp(ctx, aopts)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	sigs := opts.Signals
+	if sigs == nil {
+		ch := make(chan os.Signal, 2)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(ch)
+		sigs = ch
+	}
+
+	h, pr, err := a.Start(ctx, runtime.Text(prompt), app.RunOptions{
+		RunID:        opts.RunID,
+		SessionID:    f.Common.Session,
+		Continue:     f.Common.Continue,
+		Approvals:    approvals,
+		OutputSchema: schema,
+		Flags:        map[string]any{"output": string(format), "approve": opts.Approve},
+	})
+	if err != nil {
+		return err
+	}
+	a.Log.Info("run started", "run", h.RunID(), "model", pr.Settings.Model, "preset", pr.Settings.Preset, "policy", pr.Settings.Policy)
+
+	w := headless.New(format, f.IO.Out, f.IO.ErrOut, headless.Options{
+		Progress: !f.Common.Quiet && (f.IO.StderrTTY || f.Common.Verbose),
+		Verbose:  f.Common.Verbose && !f.Common.Quiet,
+	})
+	var term *event.Event
+	var writeErr error
+	interrupted := os.Signal(nil)
+	events := h.Events()
+	for events != nil {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if ev.Type.Terminal() {
+				e := ev
+				term = &e
+			}
+			if writeErr == nil {
+				if writeErr = w.Event(ev); writeErr != nil {
+					// stdout is gone (a closed pipe): stop the run, keep it resumable.
+					a.Log.Warn("output failed; cancelling the run", "err", writeErr)
+					h.Cancel(errs.Wrap(errs.KindCancelled, writeErr, "output closed", ""))
+				}
+			}
+		case sig := <-sigs:
+			if interrupted != nil {
+				if sig == os.Interrupt {
+					fmt.Fprintln(f.IO.ErrOut, "\nlovia: interrupted again — exiting now; the run stays resumable: lovia resume "+h.RunID())
+					f.Exit(130)
+					return &exitError{130}
+				}
+				continue
+			}
+			interrupted = sig
+			if sig == syscall.SIGTERM {
+				h.Cancel(errs.New(errs.KindTerminated, "terminated (SIGTERM)", ""))
+			} else {
+				h.Cancel(errs.New(errs.KindCancelled, "interrupted (SIGINT)", ""))
+			}
+		}
+	}
+	res, runErr := h.Result()
+	if err := w.Finish(res, runErr); err != nil && writeErr == nil {
+		writeErr = err
+	}
+	code := headless.ExitCode(term, runErr)
+	if code2 := errs.ExitCode(runErr); code2 != code {
+		a.Log.Warn("exit code of the terminal event and the result disagree", "event", code, "result", code2)
+	}
+	a.Log.Info("run ended", "run", h.RunID(), "exit", code, "err", runErr)
+	switch {
+	case code == 130 || code == 143:
+		resume := "lovia resume " + h.RunID()
+		if f.Common.flags != nil && f.Common.flags.Changed("db") {
+			resume += " --db " + a.Config.DB
+		}
+		fmt.Fprintf(f.IO.ErrOut, "lovia: interrupted — continue with: %s\n", resume)
+	case code != 0:
+		if runErr == nil && term != nil && term.Error != nil {
+			runErr = &errs.Error{Kind: errs.Kind(term.Error.Kind), Msg: term.Error.Message, Hint: term.Error.Hint}
+		}
+		if runErr != nil {
+			PrintError(f.IO.ErrOut, runErr)
+		}
+	}
+	if code == 0 && writeErr != nil {
+		return errs.Wrap(errs.KindInternal, writeErr, "writing the output", "")
+	}
+	if code != 0 {
+		return &exitError{code}
+	}
+	return nil
+}
+
+// readPrompt assembles the prompt from the arguments and standard input.
+func readPrompt(ios *IOStreams, args []string) (string, error) {
+	readStdin := false
+	var words []string
+	for _, a := range args {
+		if a == "-" {
+			readStdin = true
+			continue
+		}
+		words = append(words, a)
+	}
+	prompt := strings.TrimSpace(strings.Join(words, " "))
+	if !readStdin && ios.StdinPiped {
+		readStdin = true
+	}
+	if readStdin && ios.StdinTTY && len(words) == 0 {
+		fmt.Fprintln(ios.ErrOut, "lovia: reading the prompt from the terminal; end it with Ctrl-D")
+	}
+	var input string
+	if readStdin {
+		data, err := io.ReadAll(io.LimitReader(ios.In, MaxStdin+1))
+		if err != nil {
+			return "", errs.Wrap(errs.KindUsage, err, "reading standard input", "")
+		}
+		if len(data) > MaxStdin {
+			return "", errs.Newf(errs.KindUsage, "write large inputs to a file in the repository and name it in the prompt; the agent can read files",
+				"standard input is larger than %d KiB", MaxStdin>>10)
+		}
+		if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+			return "", errs.New(errs.KindUsage, "standard input looks binary (it is not UTF-8 text)",
+				"pipe text only; for binary files, save them in the repository and describe them in the prompt")
+		}
+		input = strings.TrimRight(string(data), "\n")
+	}
+	switch {
+	case prompt == "" && strings.TrimSpace(input) == "":
+		return "", errs.New(errs.KindUsage, "empty prompt",
+			`pass the prompt as an argument (lovia run "fix the tests") or on standard input (echo "fix the tests" | lovia run)`)
+	case prompt == "":
+		return input, nil
+	case strings.TrimSpace(input) == "":
+		return prompt, nil
+	}
+	fence := "```"
+	for strings.Contains(input, fence) {
+		fence += "`"
+	}
+	return prompt + "\n\n" + fence + "\n" + input + "\n" + fence, nil
+}
+
+// readSchema reads and compiles --output-schema.
+func readSchema(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, errs.Wrap(errs.KindUsage, err, "cannot read --output-schema "+path, "pass a readable JSON Schema file")
+	}
+	if _, err := tool.CompileSchema(data); err != nil {
+		return nil, errs.Wrap(errs.KindUsage, err, "--output-schema "+path+" is not a valid JSON Schema", "fix the schema (it must be a JSON object schema)")
+	}
+	var probe map[string]any
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, errs.Wrap(errs.KindUsage, err, "--output-schema "+path+" must be a JSON object", "")
+	}
+	return data, nil
+}

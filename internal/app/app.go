@@ -1,0 +1,611 @@
+// Package app assembles lovia from its parts: configuration, presets, the provider
+// registry, the stores, the workspace and the plugins become an agent graph and the
+// runtime.Options of a run. Every front end (run, chat, resume, eval) builds its runs
+// here, so they all behave the same.
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/lovia-dev/lovia/internal/agent"
+	"github.com/lovia-dev/lovia/internal/compaction"
+	"github.com/lovia-dev/lovia/internal/config"
+	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/instructions"
+	"github.com/lovia-dev/lovia/internal/plugin"
+	"github.com/lovia-dev/lovia/internal/plugin/hooks"
+	"github.com/lovia-dev/lovia/internal/plugin/skills"
+	"github.com/lovia-dev/lovia/internal/plugin/todo"
+	"github.com/lovia-dev/lovia/internal/preset"
+	"github.com/lovia-dev/lovia/internal/provider"
+	"github.com/lovia-dev/lovia/internal/provider/builtin"
+	"github.com/lovia-dev/lovia/internal/provider/script"
+	"github.com/lovia-dev/lovia/internal/runtime"
+	"github.com/lovia-dev/lovia/internal/store"
+	"github.com/lovia-dev/lovia/internal/store/sqlite"
+	"github.com/lovia-dev/lovia/internal/tool"
+	"github.com/lovia-dev/lovia/internal/transcript"
+	bundledskills "github.com/lovia-dev/lovia/skills"
+)
+
+// Options configure an App.
+type Options struct {
+	// Cwd is the working directory (-C); default the process's.
+	Cwd string
+	// Getenv reads the environment (default os.Getenv).
+	Getenv func(string) string
+	// Flags are the common flags the user set (model, preset, policy, max_turns,
+	// budget_tokens, db).
+	Flags []config.Override
+	// Memory keeps sessions and checkpoints in memory: nothing is persisted (tests,
+	// evals).
+	Memory bool
+	// Verbose logs at debug level.
+	Verbose bool
+	// LogWriter receives the log (default: Config.LogFile(), never the terminal).
+	LogWriter io.Writer
+	// ProviderEnv seeds the providers' environment (tests inject an HTTP client);
+	// Getenv, ContextWindows and Dir are filled in by New.
+	ProviderEnv provider.Env
+}
+
+// App is an assembled lovia: everything a run needs except the run's own input.
+// It is safe for concurrent use by many runs; Close releases it.
+type App struct {
+	Config       *config.Config
+	Presets      *preset.Set
+	Registry     *provider.Registry
+	Log          *slog.Logger
+	Instructions instructions.Result
+	// DB is the SQLite database (nil with Options.Memory).
+	DB           *sqlite.DB
+	Session      store.Session
+	Checkpointer store.Checkpointer
+	Compaction   *compaction.Compaction
+
+	getenv  func(string) string
+	hooks   plugin.Plugin // nil when no hooks are configured
+	extra   extras        // workspace, mcp: wired in wire.go
+	mu      sync.Mutex
+	models  map[string]provider.Provider
+	closers []func() error
+}
+
+// New loads the configuration and presets, opens the stores and builds the shared
+// parts. Errors are classified (errs.ExitCode maps them).
+func New(ctx context.Context, opts Options) (*App, error) {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	cfg, err := config.Load(config.Options{Cwd: opts.Cwd, Getenv: getenv, Flags: opts.Flags})
+	if err != nil {
+		return nil, err
+	}
+	a := &App{Config: cfg, getenv: getenv, models: map[string]provider.Provider{}}
+	ok := false
+	defer func() {
+		if !ok {
+			a.Close()
+		}
+	}()
+	a.Log, err = a.openLog(opts)
+	if err != nil {
+		return nil, err
+	}
+	a.Presets, err = preset.Load(preset.Dirs{User: filepath.Join(cfg.UserDir, "presets"), Project: filepath.Join(cfg.ProjectDir(), "presets")})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.Presets.Get(cfg.Preset); err != nil {
+		return nil, withSource(err, cfg.Source("preset"))
+	}
+
+	env := opts.ProviderEnv
+	env.Getenv = getenv
+	env.ContextWindows = cfg.ContextWindows()
+	env.Dir = cfg.Cwd
+	a.Registry = provider.NewRegistry(env)
+	builtin.Register(a.Registry)
+	script.Register(a.Registry)
+
+	if opts.Memory {
+		m := store.NewMemory()
+		a.Session, a.Checkpointer = m.Sessions, m.Checkpoints
+	} else {
+		db, err := sqlite.Open(ctx, cfg.DB)
+		if err != nil {
+			return nil, err
+		}
+		a.DB = db
+		a.closers = append(a.closers, db.Close)
+		a.Session, a.Checkpointer = db.Sessions(), db.Checkpoints()
+	}
+
+	var copts []compaction.Option
+	copts = append(copts, compaction.WithLogger(a.Log), compaction.WithStore(compaction.NewDirStore(filepath.Join(cfg.Home, "offload"))))
+	if !cfg.Compaction.Summary.Disabled {
+		copts = append(copts, compaction.WithSummarizer(&lazySummarizer{app: a}))
+	}
+	a.Compaction = compaction.New(cfg.Compaction, copts...)
+
+	var problems []error
+	a.Instructions, problems = instructions.Load(instructions.Options{UserDir: cfg.UserDir, Root: cfg.Root, Cwd: cfg.Cwd})
+	for _, p := range problems {
+		a.Log.Warn("project instructions", "err", p)
+	}
+	if a.Instructions.Truncated {
+		a.Log.Warn("project instructions truncated", "files", len(a.Instructions.Files))
+	}
+
+	if len(cfg.Hooks) > 0 {
+		hp, err := hooks.New(hooks.Config{Hooks: cfg.Hooks, Dir: cfg.Cwd}, a.Log)
+		if err != nil {
+			return nil, err
+		}
+		a.hooks = hp
+	}
+	if err := a.extra.init(ctx, a); err != nil {
+		return nil, err
+	}
+	ok = true
+	return a, nil
+}
+
+func withSource(err error, src config.Source) error {
+	if src.Layer == config.LayerDefault {
+		return err
+	}
+	var e *errs.Error
+	if errors.As(err, &e) {
+		return &errs.Error{Kind: e.Kind, Msg: e.Msg + " (from " + src.String() + ")", Hint: e.Hint, Err: e.Err}
+	}
+	return err
+}
+
+func (a *App) openLog(opts Options) (*slog.Logger, error) {
+	level := slog.LevelInfo
+	if opts.Verbose {
+		level = slog.LevelDebug
+	}
+	w := opts.LogWriter
+	if w == nil {
+		path := a.Config.LogFile()
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, errs.Wrap(errs.KindConfig, err, "create log directory", "check LOVIA_HOME ("+a.Config.Home+") is writable")
+		}
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, errs.Wrap(errs.KindConfig, err, "open log file", "check LOVIA_HOME ("+a.Config.Home+") is writable")
+		}
+		a.closers = append(a.closers, f.Close)
+		w = f
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})).With("pid", os.Getpid()), nil
+}
+
+// Close releases the database, MCP servers, the workspace's background processes and
+// the log file, in reverse order of acquisition.
+func (a *App) Close() error {
+	var all []error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		all = append(all, a.closers[i]())
+	}
+	a.closers = nil
+	return errors.Join(all...)
+}
+
+// Model returns the effective model for the preset and where it came from ("" when
+// none is configured).
+func (a *App) Model(p *preset.Preset) (string, config.Source) {
+	src := a.Config.Source("model")
+	if p != nil && p.Model != "" && src.Layer == config.LayerDefault {
+		return p.Model, config.Source{Layer: config.LayerPreset, Where: p.Name}
+	}
+	return a.Config.Model, src
+}
+
+// Policy returns the effective workspace policy for the preset.
+func (a *App) Policy(p *preset.Preset) string {
+	if a.Config.Policy != "" && a.Config.Source("policy").Layer > config.LayerPreset {
+		return a.Config.Policy
+	}
+	if p != nil && p.Policy != "" {
+		return p.Policy
+	}
+	if a.Config.Policy != "" {
+		return a.Config.Policy
+	}
+	return config.DefaultPolicy
+}
+
+// Resolve returns the provider for a "provider:model" spec, with the retry policy.
+// Providers are cached per spec for the App's life (the script provider keeps its
+// served-error state across the runs of one process).
+func (a *App) Resolve(ctx context.Context, spec string) (provider.Provider, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if p, ok := a.models[spec]; ok {
+		return p, nil
+	}
+	p, err := a.Registry.Resolve(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	pol := provider.DefaultRetryPolicy()
+	pol.Logger = a.Log
+	if strings.HasPrefix(spec, script.Prefix+":") {
+		// A canned reply gains nothing from waiting; retry-after is still honoured.
+		pol.BaseDelay = provider.DefaultRetryPolicy().BaseDelay / 100
+	}
+	p = provider.WithRetry(p, pol)
+	a.models[spec] = p
+	return p, nil
+}
+
+// RunOptions are one run's choices.
+type RunOptions struct {
+	// RunID is the run's id (--run-id); generated when empty.
+	RunID string
+	// SessionID continues a session (-s); Continue picks the latest session of the
+	// repository (-c). Neither: a new session.
+	SessionID string
+	Continue  bool
+	// Preset overrides the configured preset for this run ("" = configured).
+	Preset      string
+	IfRunExists runtime.IfRunExists
+	Approvals   runtime.ApprovalMode
+	// OutputSchema is the JSON Schema of a structured final answer (--output-schema).
+	OutputSchema json.RawMessage
+	// Plugins are front-end plugins added to every agent of the run.
+	Plugins []plugin.Plugin
+	// Flags are recorded in the checkpoint's settings (e.g. output format, approve).
+	Flags map[string]any
+}
+
+// Settings are what a run records in its checkpoint head, so `lovia resume` can
+// restore the run as it was.
+type Settings struct {
+	Model        string          `json:"model"`
+	Preset       string          `json:"preset"`
+	Policy       string          `json:"policy"`
+	Cwd          string          `json:"cwd"`
+	Root         string          `json:"root,omitempty"`
+	MaxTurns     int             `json:"max_turns,omitempty"`
+	BudgetTokens int             `json:"budget_tokens,omitempty"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	Flags        map[string]any  `json:"flags,omitempty"`
+	Version      string          `json:"version,omitempty"`
+}
+
+// Prepared is a run ready to start.
+type Prepared struct {
+	Agent    *agent.Agent
+	Options  runtime.Options
+	Settings Settings
+}
+
+// Prepare builds the agent graph and the runtime options of one run.
+func (a *App) Prepare(ctx context.Context, ro RunOptions) (*Prepared, error) {
+	name := ro.Preset
+	if name == "" {
+		name = a.Config.Preset
+	}
+	p, err := a.Presets.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	model, src := a.Model(p)
+	if model == "" {
+		return nil, errs.New(errs.KindConfig, "no model configured",
+			"pass --model PROVIDER:MODEL (e.g. script:testdata/demo/script.yaml or openai:gpt-4.1), set LOVIA_MODEL, model: in config, or OPENAI_API_KEY / ANTHROPIC_API_KEY")
+	}
+	_ = src
+	policy := a.Policy(p)
+	ag, err := a.agentGraph(p, model, policy)
+	if err != nil {
+		return nil, err
+	}
+	schema := ro.OutputSchema
+	if len(schema) == 0 {
+		if schema, err = p.Schema(); err != nil {
+			return nil, err
+		}
+	}
+	if len(schema) > 0 {
+		ag.OutputSchema = schema
+	}
+
+	sessionID := ro.SessionID
+	if ro.Continue && sessionID == "" {
+		sessionID, err = a.latestSession(ctx)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if sessionID == "" && ro.IfRunExists != runtime.ResumeOnly {
+		sessionID = newID("ses_")
+	}
+	if a.DB != nil && sessionID != "" {
+		if err := a.DB.Sessions().EnsureSession(ctx, sessionID, sqlite.SessionMeta{Cwd: a.Config.Cwd, Repo: a.repo()}); err != nil {
+			return nil, err
+		}
+	}
+
+	st := Settings{Model: model, Preset: p.Name, Policy: policy, Cwd: a.Config.Cwd, Root: a.Config.Root,
+		MaxTurns: a.Config.MaxTurns, BudgetTokens: a.Config.BudgetTokens, OutputSchema: ro.OutputSchema,
+		Flags: ro.Flags, Version: Version()}
+	raw, err := json.Marshal(st)
+	if err != nil {
+		return nil, errs.Wrap(errs.KindInternal, err, "encode settings", "")
+	}
+	opts := runtime.Options{
+		Resolve:           a.Resolve,
+		Session:           a.Session,
+		SessionID:         sessionID,
+		Checkpointer:      a.Checkpointer,
+		RunID:             ro.RunID,
+		IfRunExists:       ro.IfRunExists,
+		ContextPolicy:     a.Compaction,
+		Approvals:         ro.Approvals,
+		ExtraInstructions: a.extraInstructions(),
+		MaxTurns:          a.Config.MaxTurns,
+		BudgetTokens:      a.Config.BudgetTokens,
+		Settings:          raw,
+		Logger:            a.Log,
+	}
+	if a.hooks != nil {
+		opts.Plugins = append(opts.Plugins, a.hooks)
+	}
+	opts.Plugins = append(opts.Plugins, ro.Plugins...)
+	return &Prepared{Agent: ag, Options: opts, Settings: st}, nil
+}
+
+// Start prepares and starts a run on input.
+func (a *App) Start(ctx context.Context, input []transcript.Entry, ro RunOptions) (*runtime.Handle, *Prepared, error) {
+	pr, err := a.Prepare(ctx, ro)
+	if err != nil {
+		return nil, nil, err
+	}
+	return runtime.Start(ctx, pr.Agent, input, pr.Options), pr, nil
+}
+
+// Resume continues the checkpointed run runID. Build the App with the run's recorded
+// settings (ReadSettings) so it resumes as it was.
+func (a *App) Resume(ctx context.Context, runID string, ro RunOptions) (*runtime.Handle, *Prepared, error) {
+	ro.RunID = runID
+	ro.IfRunExists = runtime.ResumeOnly
+	pr, err := a.Prepare(ctx, ro)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ro.SessionID == "" {
+		pr.Options.SessionID = "" // from the checkpoint
+	}
+	return runtime.Resume(ctx, pr.Agent, runID, pr.Options), pr, nil
+}
+
+// ReadSettings returns the settings recorded by run runID in the database at dbPath
+// (errs.KindNotFound for an unknown run).
+func ReadSettings(ctx context.Context, cp store.Checkpointer, runID string) (*Settings, *store.Snapshot, error) {
+	snap, err := cp.Load(ctx, runID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, errs.Wrap(errs.KindNotFound, err, "no run "+runID, "list runs with `lovia runs`")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var st Settings
+	if len(snap.Head.Settings) > 0 {
+		if err := json.Unmarshal(snap.Head.Settings, &st); err != nil {
+			return nil, nil, errs.Wrap(errs.KindStore, err, "settings of run "+runID, "")
+		}
+	}
+	return &st, snap, nil
+}
+
+// Overrides returns the flags that restore st (for an App built to resume a run).
+func (st *Settings) Overrides() []config.Override {
+	var out []config.Override
+	add := func(k, v string) {
+		if v != "" && v != "0" {
+			out = append(out, config.Override{Key: k, Value: v, Flag: "(run settings)"})
+		}
+	}
+	add("model", st.Model)
+	add("preset", st.Preset)
+	add("policy", st.Policy)
+	add("max_turns", fmt.Sprint(st.MaxTurns))
+	add("budget_tokens", fmt.Sprint(st.BudgetTokens))
+	return out
+}
+
+func (a *App) repo() string {
+	if a.Config.InGit {
+		return a.Config.Root
+	}
+	return a.Config.Cwd
+}
+
+func (a *App) latestSession(ctx context.Context) (string, error) {
+	if a.DB == nil {
+		return "", errs.New(errs.KindUsage, "--continue needs the session database", "drop --continue, or run without the in-memory store")
+	}
+	info, err := a.DB.Sessions().LatestSession(ctx, a.repo())
+	if err != nil {
+		return "", err
+	}
+	return info.ID, nil
+}
+
+// extraInstructions are appended to every agent's system prompt: the environment and
+// the project instructions.
+func (a *App) extraInstructions() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Environment\n\nWorking directory: %s\n", a.Config.Cwd)
+	if a.Config.InGit {
+		fmt.Fprintf(&b, "Repository root: %s (git)\n", a.Config.Root)
+	}
+	if a.Instructions.Text != "" {
+		b.WriteString("\n")
+		b.WriteString(a.Instructions.Text)
+	}
+	return b.String()
+}
+
+// agentGraph builds the preset's agent and every agent reachable through handoffs.
+func (a *App) agentGraph(root *preset.Preset, model, policy string) (*agent.Agent, error) {
+	built := map[string]*agent.Agent{}
+	var order []*preset.Preset
+	var visit func(p *preset.Preset) error
+	visit = func(p *preset.Preset) error {
+		if _, ok := built[p.Name]; ok {
+			return nil
+		}
+		m := model
+		if p != root && p.Model != "" && a.Config.Source("model").Layer == config.LayerDefault {
+			m = p.Model
+		}
+		ag := &agent.Agent{
+			Name:               p.Name,
+			Instructions:       p.Instructions,
+			Model:              m,
+			HandoffDescription: p.HandoffDescription,
+			Limits: agent.Limits{MaxTurns: p.Limits.MaxTurns, BudgetTokens: p.Limits.BudgetTokens,
+				MaxToolOutputChars: p.Limits.MaxToolOutputChars},
+		}
+		plugins, err := a.plugins(p)
+		if err != nil {
+			return err
+		}
+		ag.Plugins = plugins
+		built[p.Name] = ag
+		order = append(order, p)
+		for _, h := range p.Handoffs {
+			hp, err := a.Presets.Get(h)
+			if err != nil {
+				return err
+			}
+			if err := visit(hp); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := visit(root); err != nil {
+		return nil, err
+	}
+	for _, p := range order {
+		for _, h := range p.Handoffs {
+			built[p.Name].Handoffs = append(built[p.Name].Handoffs, built[h])
+		}
+	}
+	return built[root.Name], nil
+}
+
+// plugins returns the preset's plugins (the workspace first), filtered by its tool
+// allow-list.
+func (a *App) plugins(p *preset.Preset) ([]plugin.Plugin, error) {
+	var out []plugin.Plugin
+	out = append(out, a.extra.agentPlugins(a, p)...)
+	for _, name := range p.Plugins {
+		switch name {
+		case "todo":
+			out = append(out, todo.New())
+		case "skills":
+			dirs := skills.DefaultDirs(a.home(), a.Config.Root)
+			dirs = append(dirs, a.Config.Skills.Dirs...)
+			out = append(out, skills.New(skills.Config{Bundled: bundledskills.FS, Dirs: dirs, NoWatch: a.Config.Skills.NoWatch}, a.Log))
+		case "mcp":
+			// Added by agentPlugins whenever servers are configured.
+		default:
+			if pl := a.extra.named(name); pl != nil {
+				out = append(out, pl)
+			} else {
+				a.Log.Info("preset plugin not available in this build", "preset", p.Name, "plugin", name)
+			}
+		}
+	}
+	if len(p.Tools) == 0 {
+		return out, nil
+	}
+	for i, pl := range out {
+		out[i] = allowOnly(pl, p.Tools)
+	}
+	return out, nil
+}
+
+func (a *App) home() string {
+	if h := a.getenv("HOME"); h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// allowOnly wraps pl so it contributes only the allowed tools.
+func allowOnly(pl plugin.Plugin, allowed []string) plugin.Plugin {
+	return plugin.Func{ID: pl.Name(), Fn: func(ctx context.Context, rc *tool.RunContext) (*plugin.Contribution, error) {
+		c, err := pl.Setup(ctx, rc)
+		if err != nil || c == nil {
+			return c, err
+		}
+		cp := *c
+		cp.Tools = slices.DeleteFunc(slices.Clone(c.Tools), func(t tool.Tool) bool {
+			return !slices.Contains(allowed, t.Spec().Name)
+		})
+		return &cp, nil
+	}}
+}
+
+// lazySummarizer resolves the summary model on first use, so a bad model only fails
+// the summary stage (which the policy survives), never the app.
+type lazySummarizer struct {
+	app *App
+}
+
+func (s *lazySummarizer) Summarize(ctx context.Context, req compaction.SummaryRequest) (string, error) {
+	model := s.app.Config.Compaction.Summary.Model
+	if model == "" {
+		model = s.app.Config.Model
+		if p, err := s.app.Presets.Get(s.app.Config.Preset); err == nil {
+			model, _ = s.app.Model(p)
+		}
+	}
+	if model == "" {
+		return "", errors.New("no model for summaries")
+	}
+	p, err := s.app.Resolve(ctx, model)
+	if err != nil {
+		return "", err
+	}
+	_, name, _ := strings.Cut(model, ":")
+	return compaction.NewLLMSummarizer(p, name).Summarize(ctx, req)
+}
+
+// Version is the module version lovia was built from ("devel" for a local build).
+func Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+func newID(prefix string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,264 @@
+// Package headless writes a `lovia run` to its output streams in one of three
+// formats: text (the final answer on stdout, progress on stderr), json (one object at
+// the end) and stream-json (one event per line as it happens).
+package headless
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/event"
+	"github.com/lovia-dev/lovia/internal/runtime"
+)
+
+// Format is an output format name.
+type Format string
+
+const (
+	Text       Format = "text"
+	JSON       Format = "json"
+	StreamJSON Format = "stream-json"
+)
+
+// Formats lists the valid formats.
+var Formats = []Format{Text, JSON, StreamJSON}
+
+// ParseFormat validates a --output value.
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", errs.Newf(errs.KindUsage, "use --output text, json or stream-json", "unknown output format %q", s)
+}
+
+// Options tune a writer.
+type Options struct {
+	// Progress prints tool calls, denials and retries on stderr (text format); set it
+	// when stderr is a terminal or with -v.
+	Progress bool
+	// Verbose adds compaction, handoff and turn details to the progress.
+	Verbose bool
+}
+
+// Writer renders one run. Event is called for every event in order; Finish once at
+// the end with the run's result.
+type Writer interface {
+	Event(ev event.Event) error
+	Finish(res *runtime.Result, err error) error
+}
+
+// New returns the writer for format.
+func New(format Format, stdout, stderr io.Writer, opts Options) Writer {
+	switch format {
+	case JSON:
+		return &jsonWriter{out: stdout}
+	case StreamJSON:
+		return &streamWriter{enc: json.NewEncoder(stdout)}
+	}
+	return &textWriter{out: stdout, err: stderr, opts: opts}
+}
+
+// Summary is the --output json object.
+type Summary struct {
+	RunID            string          `json:"run_id"`
+	SessionID        string          `json:"session_id"`
+	Status           string          `json:"status"`
+	Output           string          `json:"output"`
+	StructuredOutput json.RawMessage `json:"structured_output,omitempty"`
+	Usage            Usage           `json:"usage"`
+	Turns            int             `json:"turns"`
+	FinishReason     string          `json:"finish_reason"`
+	Error            *event.Error    `json:"error,omitempty"`
+}
+
+// Usage is the token usage reported in the json summary.
+type Usage struct {
+	InputTokens       int `json:"input_tokens"`
+	OutputTokens      int `json:"output_tokens"`
+	CachedInputTokens int `json:"cached_input_tokens"`
+}
+
+// Summarize builds the json summary from the terminal event (so output and exit code
+// agree), falling back to the result for anything the event lacks.
+func Summarize(term *event.Event, res *runtime.Result, err error) Summary {
+	var s Summary
+	if res != nil {
+		s = Summary{RunID: res.RunID, SessionID: res.SessionID, Status: string(res.Status), Output: res.Output,
+			StructuredOutput: res.StructuredOutput, Turns: res.Turns, FinishReason: res.FinishReason,
+			Usage: Usage{res.Usage.InputTokens, res.Usage.OutputTokens, res.Usage.CachedInputTokens}}
+	}
+	if term != nil {
+		s.RunID = term.RunID
+		if term.SessionID != "" {
+			s.SessionID = term.SessionID
+		}
+		s.Status = term.Status
+		if term.FinalOutput != "" || s.Output == "" {
+			s.Output = term.FinalOutput
+		}
+		if len(term.StructuredOutput) > 0 {
+			s.StructuredOutput = term.StructuredOutput
+		}
+		if term.Turns > 0 {
+			s.Turns = term.Turns
+		}
+		if term.FinishReason != "" {
+			s.FinishReason = term.FinishReason
+		}
+		if term.Usage != nil {
+			s.Usage = Usage{term.Usage.InputTokens, term.Usage.OutputTokens, term.Usage.CachedInputTokens}
+		}
+		s.Error = term.Error
+	}
+	if s.Error == nil && err != nil {
+		s.Error = &event.Error{Kind: string(errs.KindOf(err)), Message: err.Error(), Hint: errs.HintOf(err)}
+	}
+	if s.Status == "" {
+		s.Status = "failed"
+		if err == nil {
+			s.Status = "completed"
+		}
+	}
+	return s
+}
+
+// ExitCode is the exit code a run ends with: derived from the terminal event when
+// there is one (so the code always agrees with the last line of stream-json), else
+// from err.
+func ExitCode(term *event.Event, err error) int {
+	if term != nil {
+		if term.Type == event.RunCompleted {
+			return 0
+		}
+		if term.Error != nil {
+			return errs.ExitCode(&errs.Error{Kind: errs.Kind(term.Error.Kind)})
+		}
+		return 1
+	}
+	return errs.ExitCode(err)
+}
+
+type jsonWriter struct {
+	out  io.Writer
+	term *event.Event
+}
+
+func (w *jsonWriter) Event(ev event.Event) error {
+	if ev.Type.Terminal() {
+		w.term = &ev
+	}
+	return nil
+}
+
+func (w *jsonWriter) Finish(res *runtime.Result, err error) error {
+	enc := json.NewEncoder(w.out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(Summarize(w.term, res, err))
+}
+
+type streamWriter struct {
+	enc *json.Encoder
+}
+
+// Event writes one line; os.Stdout is unbuffered, so each line reaches the reader as
+// it happens.
+func (w *streamWriter) Event(ev event.Event) error { return w.enc.Encode(ev) }
+
+func (w *streamWriter) Finish(*runtime.Result, error) error { return nil }
+
+type textWriter struct {
+	out, err io.Writer
+	opts     Options
+	term     *event.Event
+	// approvals remembers approval requests by call so a denial can name what was asked.
+	approvals map[string]*event.Approval
+}
+
+func (w *textWriter) progress(format string, args ...any) {
+	if w.opts.Progress || w.opts.Verbose {
+		fmt.Fprintf(w.err, format+"\n", args...)
+	}
+}
+
+func (w *textWriter) Event(ev event.Event) error {
+	switch ev.Type {
+	case event.ToolCallStarted:
+		w.progress("→ %s %s", ev.Name, oneLine(string(ev.Args), 120))
+	case event.ApprovalRequired:
+		if w.approvals == nil {
+			w.approvals = map[string]*event.Approval{}
+		}
+		w.approvals[ev.CallID] = ev.Approval
+	case event.ToolCallCompleted:
+		if w.opts.Verbose {
+			w.progress("  ✓ %s (%d ms) %s", ev.Name, ev.DurationMS, oneLine(ev.Output, 100))
+		}
+	case event.ToolCallFailed:
+		if ev.Approval != nil && strings.HasPrefix(ev.Approval.Decision, "denied") {
+			what := ev.Approval.Summary
+			if what == "" {
+				what = ev.Name
+			}
+			w.progress("  ✗ denied: %s (%s; rerun with --approve all to allow)", oneLine(what, 100), ev.Approval.Decision)
+		} else {
+			w.progress("  ✗ %s failed: %s", ev.Name, oneLine(ev.Output, 160))
+		}
+	case event.HandoffOccurred:
+		w.progress("⇄ handoff %s → %s", ev.From, ev.To)
+	case event.OutputDiscarded:
+		if w.opts.Verbose {
+			w.progress("↻ retrying the model call (%s)", ev.Text)
+		}
+	case event.ContextCompacted:
+		if w.opts.Verbose && ev.Compaction != nil {
+			w.progress("⋯ context compacted %d → %d tokens (%s)", ev.Compaction.TokensBefore, ev.Compaction.TokensAfter, strings.Join(ev.Compaction.Stages, ", "))
+		}
+	case event.UserMessageInjected:
+		w.progress("» %s", oneLine(ev.Text, 120))
+	case event.TurnStarted:
+		if w.opts.Verbose {
+			w.progress("— turn %d (%s)", ev.Turn, ev.Agent)
+		}
+	case event.RunCompleted, event.RunFailed:
+		w.term = &ev
+	}
+	return nil
+}
+
+func (w *textWriter) Finish(res *runtime.Result, err error) error {
+	s := Summarize(w.term, res, err)
+	out := s.Output
+	if len(s.StructuredOutput) > 0 {
+		var v any
+		if json.Unmarshal(s.StructuredOutput, &v) == nil {
+			b, _ := json.MarshalIndent(v, "", "  ")
+			out = string(b)
+		}
+	}
+	if s.Status == "completed" && out != "" {
+		if _, err := io.WriteString(w.out, strings.TrimRight(out, "\n")+"\n"); err != nil {
+			return err
+		}
+	}
+	if w.opts.Verbose {
+		w.progress("· %s in %d turns, %d in / %d out tokens (%d cached)", s.Status, s.Turns,
+			s.Usage.InputTokens, s.Usage.OutputTokens, s.Usage.CachedInputTokens)
+	}
+	return nil
+}
+
+// oneLine flattens s to one line of at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
