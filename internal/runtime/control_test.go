@@ -719,3 +719,62 @@ func TestToolGates(t *testing.T) {
 		t.Fatalf("view %s", v)
 	}
 }
+
+// flakyCheckpointer fails (or panics) from the n-th append on.
+type flakyCheckpointer struct {
+	store.MemoryCheckpointer
+	failAt  int
+	panics  bool
+	appends int
+}
+
+func (f *flakyCheckpointer) Append(ctx context.Context, runID string, es []transcript.Entry, h store.Head) error {
+	f.appends++
+	if f.appends >= f.failAt {
+		if f.panics {
+			panic("disk driver bug")
+		}
+		return errors.New("disk full")
+	}
+	return f.MemoryCheckpointer.Append(ctx, runID, es, h)
+}
+
+func TestStoreFailuresEndTheRunClearly(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		failAt int
+		panics bool
+		kind   errs.Kind
+	}{
+		{"first append", 1, false, errs.KindStore},
+		{"after the reply", 2, false, errs.KindStore},
+		{"finalize panics", 3, true, errs.KindInternal},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cp := &flakyCheckpointer{failAt: c.failAt, panics: c.panics}
+			o := opts1(newFake(say("ok")))
+			o.Checkpointer = cp
+			res, err, evs := collect(t, Start(context.Background(), newAgent("a"), Text("x"), o))
+			if errs.KindOf(err) != c.kind || res == nil {
+				t.Fatalf("err %v (%s)", err, errs.KindOf(err))
+			}
+			if c.kind == errs.KindStore && !strings.Contains(err.Error(), "disk full") {
+				t.Fatalf("message %q", err)
+			}
+			if evs[len(evs)-1].Type != event.RunFailed {
+				t.Fatal("no run_failed")
+			}
+		})
+	}
+}
+
+func TestPanickingGuardrailStillEndsStream(t *testing.T) {
+	a := newAgent("a")
+	a.OutputGuardrails = []plugin.Guardrail{func(context.Context, *tool.RunContext, string) (plugin.GuardrailResult, error) {
+		panic("guardrail bug")
+	}}
+	_, err, evs := collect(t, Start(context.Background(), a, Text("x"), opts1(newFake(say("ok")))))
+	if errs.KindOf(err) != errs.KindInternal || evs[len(evs)-1].Type != event.RunFailed {
+		t.Fatalf("err %v", err)
+	}
+}

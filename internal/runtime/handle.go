@@ -198,6 +198,11 @@ func newEventQueue() *eventQueue {
 
 func (e *eventQueue) push(ev event.Event) {
 	e.mu.Lock()
+	if e.closed {
+		// Nothing follows the terminal event (e.g. an abandoned tool asking late).
+		e.mu.Unlock()
+		return
+	}
 	e.q = append(e.q, ev)
 	e.mu.Unlock()
 	select {

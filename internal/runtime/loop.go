@@ -947,7 +947,7 @@ func finishReason(err error) string {
 func (l *loop) finish(ctx context.Context, err error) {
 	pctx := context.WithoutCancel(ctx)
 	if err == nil && l.replay == nil {
-		err = l.complete(ctx)
+		err = safely(func() error { return l.complete(ctx) })
 	}
 	if err != nil && ctx.Err() != nil && !isCancelKind(err) {
 		// The run was cancelled while something else failed because of it.
@@ -967,7 +967,7 @@ func (l *loop) finish(ctx context.Context, err error) {
 			h := l.head(status)
 			h.Error = err.Error()
 			h.ErrorKind = string(errs.KindOf(err))
-			if werr := l.writeCheckpoint(pctx, h); werr != nil {
+			if werr := safely(func() error { return l.writeCheckpoint(pctx, h) }); werr != nil {
 				l.log.Error("checkpoint write on failure", "err", werr)
 			}
 		}
@@ -1014,6 +1014,17 @@ func (l *loop) finish(ctx context.Context, err error) {
 	l.h.events.close()
 	l.h.cancel(nil)
 	close(l.h.done)
+}
+
+// safely turns a panic in f (a store, a guardrail) into an error so the run still
+// ends with its terminal event.
+func safely(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = errs.Newf(errs.KindInternal, "this is a bug; the run can be resumed", "panic while finishing the run: %v", r)
+		}
+	}()
+	return f()
 }
 
 func safeClose(ctx context.Context, f func(context.Context) error) (err error) {
