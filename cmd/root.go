@@ -127,6 +127,7 @@ Anthropic model, and keeps every run resumable.
 	root.AddCommand(NewCmdConfig(f, nil))
 	root.AddCommand(NewCmdPresets(f, nil))
 	root.AddCommand(NewCmdVersion(f))
+	root.AddCommand(NewCmdSandboxExec())
 	return root
 }
 
