@@ -778,3 +778,22 @@ func TestPanickingGuardrailStillEndsStream(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+func TestRefusedResumeLeavesCheckpointAlone(t *testing.T) {
+	ctx := context.Background()
+	m := memStore()
+	head := store.Head{Status: store.StatusInterrupted, Agent: "ghost", Turns: 7, SessionID: "s"}
+	head.Usage.InputTokens = 999
+	_ = m.Checkpoints.Append(ctx, "r", []transcript.Entry{transcript.UserInput("q")}, head)
+	_, err, evs := collect(t, Resume(ctx, newAgent("a"), "r", withStores(opts1(newFake()), m)))
+	if errs.KindOf(err) != errs.KindConfig || !strings.Contains(err.Error(), `agent "ghost"`) {
+		t.Fatalf("err %v", err)
+	}
+	if got := strings.Join(types(evs), " "); got != "run_started run_failed" {
+		t.Fatalf("events %s", got)
+	}
+	snap, _ := m.Checkpoints.Load(ctx, "r")
+	if snap.Head.Turns != 7 || snap.Head.Usage.InputTokens != 999 || snap.Head.Status != store.StatusInterrupted || m.Checkpoints.Appends("r") != 1 {
+		t.Fatalf("head clobbered: %+v", snap.Head)
+	}
+}

@@ -69,6 +69,10 @@ type loop struct {
 	output     string
 	structured json.RawMessage
 	replay     *store.Snapshot
+	// owns: this process started the run or restored it from its checkpoint, so it
+	// writes the checkpoint head (also on failure).
+	owns    bool
+	started bool // run_started emitted
 }
 
 func newLoop(h *Handle, a *agent.Agent, input []transcript.Entry, opts Options) *loop {
@@ -325,13 +329,12 @@ func (l *loop) execute(ctx context.Context) error {
 
 	ac, err := l.activate(ctx, a)
 	if err != nil {
-		l.emit(ctx, event.Event{Type: event.RunStarted, SessionID: l.sessionID, Agent: agentName(a)})
 		return err
 	}
 	l.setActive(ac)
 	l.rc.Store(l.newRC(ac.agent.Name, l.turns))
 	l.repairsLeft = repairTurns(ac.agent)
-	l.emit(ctx, event.Event{Type: event.RunStarted, SessionID: l.sessionID})
+	l.emitStarted(ctx)
 
 	// Prior conversation.
 	if l.opts.Session != nil {
@@ -352,6 +355,7 @@ func (l *loop) execute(ctx context.Context) error {
 	if snap != nil {
 		return l.resume(ctx, snap)
 	}
+	l.owns = true
 
 	if len(l.input) == 0 && l.histLen == 0 {
 		return errs.New(errs.KindUsage, "the run has no input", "pass a prompt, e.g. lovia run \"fix the failing test\"")
@@ -394,6 +398,7 @@ func (l *loop) resume(ctx context.Context, snap *store.Snapshot) error {
 		l.appendEntries(e)
 	}
 	l.saved = len(snap.Entries)
+	l.owns = true
 	h := snap.Head
 	l.turns = h.Turns
 	l.mu.Lock()
@@ -443,9 +448,22 @@ func lastReply(run []transcript.Entry) []transcript.Entry {
 	return run[i:]
 }
 
-func (l *loop) replayCompleted(ctx context.Context, snap *store.Snapshot) error {
-	name := snap.Head.Agent
+// emitStarted emits run_started once; every stream starts with it, even when setup
+// fails before the agent is active.
+func (l *loop) emitStarted(ctx context.Context) {
+	if l.started {
+		return
+	}
+	l.started = true
+	name := agentName(l.entry)
+	if l.replay != nil {
+		name = l.replay.Head.Agent
+	}
 	l.emit(ctx, event.Event{Type: event.RunStarted, SessionID: l.sessionID, Agent: name})
+}
+
+func (l *loop) replayCompleted(ctx context.Context, snap *store.Snapshot) error {
+	l.emitStarted(ctx)
 	l.turns = snap.Head.Turns
 	l.mu.Lock()
 	l.usage = snap.Head.Usage
@@ -953,6 +971,7 @@ func (l *loop) finish(ctx context.Context, err error) {
 		// The run was cancelled while something else failed because of it.
 		err = cancelError(ctx)
 	}
+	l.emitStarted(pctx)
 	status := store.StatusCompleted
 	if err != nil {
 		status = store.StatusFailed
@@ -963,7 +982,9 @@ func (l *loop) finish(ctx context.Context, err error) {
 				err = &errs.Error{Kind: e.Kind, Msg: e.Msg, Err: e.Err, Hint: "continue with `lovia resume " + l.opts.RunID + "`"}
 			}
 		}
-		if l.replay == nil && l.opts.Checkpointer != nil && errs.KindOf(err) != errs.KindRunConflict && errs.KindOf(err) != errs.KindNotFound {
+		// Only a run this process started or restored writes its head: a refused
+		// resume or a conflict must not clobber the stored run.
+		if l.owns && l.opts.Checkpointer != nil {
 			h := l.head(status)
 			h.Error = err.Error()
 			h.ErrorKind = string(errs.KindOf(err))
