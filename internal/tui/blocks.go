@@ -217,6 +217,8 @@ func toolHeader(th Theme, c *toolCall, width int, now time.Time, spin string) st
 		mark, status = th.Accent.Render(spin), th.Dim.Render(fmtDuration(now.Sub(c.Started).Truncate(100*time.Millisecond)))
 	case c.Denied != "":
 		mark, status = th.Err.Render("⊘"), th.Err.Render(strings.ReplaceAll(c.Denied, "_", " "))
+	case c.IsError && c.Duration == 0:
+		mark, status = th.Err.Render("✗"), th.Err.Render("failed")
 	case c.IsError:
 		mark, status = th.Err.Render("✗"), th.Err.Render("failed "+fmtDuration(c.Duration))
 	case c.Duration == 0:
