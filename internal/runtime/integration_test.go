@@ -105,3 +105,4 @@ func TestScriptAndSQLiteCrashResume(t *testing.T) {
 		t.Fatalf("restart %v %+v", err, r3)
 	}
 }
+

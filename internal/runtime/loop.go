@@ -914,6 +914,12 @@ func (l *loop) writeCheckpoint(ctx context.Context, h store.Head) error {
 		l.saved = len(run)
 	}
 	if err := cp.Append(context.WithoutCancel(ctx), l.opts.RunID, run[l.saved:], h); err != nil {
+		if k, ok := errAsKind(err); ok {
+			if k == errs.KindRunConflict {
+				l.owns = false // another process holds the run: leave it alone
+			}
+			return errs.Wrap(k, err, "writing the checkpoint of run "+l.opts.RunID, "")
+		}
 		return errs.Wrap(errs.KindStore, err, "writing the checkpoint of run "+l.opts.RunID, "check the database path (--db), disk space and permissions")
 	}
 	l.saved = len(run)
