@@ -105,4 +105,3 @@ func TestScriptAndSQLiteCrashResume(t *testing.T) {
 		t.Fatalf("restart %v %+v", err, r3)
 	}
 }
-
