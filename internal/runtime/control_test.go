@@ -797,3 +797,29 @@ func TestRefusedResumeLeavesCheckpointAlone(t *testing.T) {
 		t.Fatalf("head clobbered: %+v", snap.Head)
 	}
 }
+
+// heldCheckpointer simulates a run claimed by another live process.
+type heldCheckpointer struct {
+	store.MemoryCheckpointer
+	attempts int
+}
+
+func (h *heldCheckpointer) Append(context.Context, string, []transcript.Entry, store.Head) error {
+	h.attempts++
+	return errs.New(errs.KindRunConflict, "run r is in use by another lovia process (pid 42)", "wait for it")
+}
+
+func TestResumeOfHeldRun(t *testing.T) {
+	ctx := context.Background()
+	cp := &heldCheckpointer{}
+	_ = cp.MemoryCheckpointer.Append(ctx, "r", []transcript.Entry{transcript.UserInput("q")}, store.Head{Status: store.StatusRunning, Agent: "a"})
+	o := opts1(newFake(say("never")))
+	o.Checkpointer = cp
+	_, err := Resume(ctx, newAgent("a"), "r", o).Result()
+	if errs.KindOf(err) != errs.KindRunConflict || errs.ExitCode(err) != 2 || errs.HintOf(err) != "wait for it" {
+		t.Fatalf("err %v kind %s hint %q", err, errs.KindOf(err), errs.HintOf(err))
+	}
+	if cp.attempts != 1 {
+		t.Fatalf("wrote to a held run %d times", cp.attempts)
+	}
+}
