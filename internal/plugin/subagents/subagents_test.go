@@ -1,0 +1,191 @@
+package subagents_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lovia-dev/lovia/internal/agent"
+	"github.com/lovia-dev/lovia/internal/event"
+	"github.com/lovia-dev/lovia/internal/plugin/plugintest"
+	"github.com/lovia-dev/lovia/internal/plugin/subagents"
+	"github.com/lovia-dev/lovia/internal/provider/script"
+	"github.com/lovia-dev/lovia/internal/runtime"
+	"github.com/lovia-dev/lovia/internal/store"
+	"github.com/lovia-dev/lovia/internal/tool"
+	"github.com/lovia-dev/lovia/internal/transcript"
+)
+
+// children builds child agents whose scripted replies depend on the task: "fast ..."
+// answers at once, "slow ..." takes a minute (cancellable), "ask ..." calls a tool that
+// needs approval.
+type children struct {
+	mu    sync.Mutex
+	specs []subagents.ChildSpec
+	store *store.Memory
+}
+
+func (c *children) build(_ context.Context, spec subagents.ChildSpec) (*agent.Agent, runtime.Options, error) {
+	c.mu.Lock()
+	c.specs = append(c.specs, spec)
+	c.mu.Unlock()
+	var turns []script.Turn
+	switch {
+	case strings.HasPrefix(spec.Task, "slow"):
+		turns = []script.Turn{{Text: "slow report", Delay: time.Minute}}
+	case strings.HasPrefix(spec.Task, "ask"):
+		turns = []script.Turn{plugintest.Calls(plugintest.Call("danger", map[string]any{})), plugintest.Say("asked")}
+	default:
+		turns = []script.Turn{plugintest.Say("report for " + spec.Task)}
+	}
+	p := script.New("child", &script.Script{Turns: turns})
+	danger := tool.New("danger", "needs approval", func(context.Context, *tool.RunContext, struct{}) (string, error) {
+		return "did the dangerous thing", nil
+	}, tool.NeedsApproval(true))
+	a := &agent.Agent{Name: "child", Instructions: "You are a subagent.", Model: "script:child", Tools: []tool.Tool{danger}}
+	return a, runtime.Options{Resolve: plugintest.Resolver(p), Checkpointer: c.store.Checkpoints}, nil
+}
+
+func TestSpawnWaitCancel(t *testing.T) {
+	kids := &children{store: store.NewMemory()}
+	var evMu sync.Mutex
+	started := map[string]bool{}
+	p, err := subagents.New(subagents.Config{Build: kids.build, OnEvent: func(id string, ev event.Event) {
+		evMu.Lock()
+		defer evMu.Unlock()
+		if ev.Type == event.RunStarted {
+			started[id] = true
+		}
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const parent = "run_parent"
+	a, b := parent+".sub1", parent+".sub2"
+	start := time.Now()
+	r := plugintest.Start(t, "split the work", []script.Turn{
+		plugintest.Calls(
+			plugintest.Call("spawn_subagent", map[string]any{"task": "fast: list the files"}),
+			plugintest.Call("spawn_subagent", map[string]any{"task": "slow: read everything"}),
+		),
+		plugintest.Calls(plugintest.Call("wait_subagents", map[string]any{"ids": []any{a}, "timeout_seconds": 30})),
+		plugintest.Calls(plugintest.Call("wait_subagents", map[string]any{"ids": []any{b}, "timeout_seconds": 1})),
+		plugintest.Calls(plugintest.Call("cancel_subagent", map[string]any{"id": b})),
+		plugintest.Say("done"),
+	}, plugintest.Options{Runtime: func(o *runtime.Options) { o.RunID = parent }}, p)
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("run took %v: the slow child was not cancelled", d)
+	}
+	if res := r.ToolResult(t, "spawn_subagent", 1); res.IsError || !strings.Contains(res.Text, b) {
+		t.Fatalf("spawn = %+v", res)
+	}
+	if res := r.ToolResult(t, "wait_subagents", 0); !strings.Contains(res.Text, "[subagent "+a+" completed") || !strings.Contains(res.Text, "report for fast: list the files") {
+		t.Fatalf("wait A = %+v", res)
+	}
+	if res := r.ToolResult(t, "wait_subagents", 1); !strings.Contains(res.Text, "Timed out after 1s") || !strings.Contains(res.Text, "[subagent "+b+" still running]") {
+		t.Fatalf("wait B = %+v", res)
+	}
+	if res := r.ToolResult(t, "cancel_subagent", 0); res.IsError || !strings.Contains(res.Text, "cancelled") {
+		t.Fatalf("cancel = %+v", res)
+	}
+	// A's report came back through wait_subagents, so it must not also arrive as a
+	// message; B was cancelled, so no report either.
+	for _, e := range r.Result.Entries {
+		if e.IsUser() && strings.Contains(e.Text, "[subagent") {
+			t.Fatalf("report delivered twice: %+v", e)
+		}
+	}
+	for _, id := range []string{a, b} {
+		snap, err := kids.store.Checkpoints.Load(context.Background(), id)
+		if err != nil || snap == nil {
+			t.Fatalf("child %s has no checkpoint: %v", id, err)
+		}
+		if snap.Head.ParentRunID != parent {
+			t.Fatalf("child %s parent = %q", id, snap.Head.ParentRunID)
+		}
+	}
+	evMu.Lock()
+	defer evMu.Unlock()
+	if !started[a] || !started[b] {
+		t.Fatalf("child events not forwarded: %v", started)
+	}
+}
+
+func TestReportThroughMailbox(t *testing.T) {
+	kids := &children{store: store.NewMemory()}
+	p, _ := subagents.New(subagents.Config{Build: kids.build}, nil)
+	pause := tool.New("pause", "wait a bit", func(ctx context.Context, _ *tool.RunContext, _ struct{}) (string, error) {
+		time.Sleep(time.Second)
+		return "paused", nil
+	})
+	r := plugintest.Start(t, "go", []script.Turn{
+		plugintest.Calls(plugintest.Call("spawn_subagent", map[string]any{"task": "fast: check the docs"})),
+		plugintest.Calls(plugintest.Call("pause", map[string]any{})),
+		plugintest.Say("done"),
+	}, plugintest.Options{
+		Agent:   func(a *agent.Agent) { a.Tools = append(a.Tools, pause) },
+		Runtime: func(o *runtime.Options) { o.RunID = "run_p2" },
+	}, p)
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	var found bool
+	for _, e := range r.Request(t, 2).Entries {
+		if e.Type == transcript.TypeInput && strings.Contains(e.Text, "[subagent run_p2.sub1 completed") && strings.Contains(e.Text, "report for fast: check the docs") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("report did not re-enter through the mailbox: %s", r.Dump())
+	}
+}
+
+func TestLimitAndApprovals(t *testing.T) {
+	kids := &children{store: store.NewMemory()}
+	p, _ := subagents.New(subagents.Config{Build: kids.build, MaxConcurrent: 2}, nil)
+	spawn := func(task string) script.Call {
+		return plugintest.Call("spawn_subagent", map[string]any{"task": task})
+	}
+	r := plugintest.Start(t, "go", []script.Turn{
+		plugintest.Calls(spawn("slow one"), spawn("slow two"), spawn("slow three")),
+		plugintest.Calls(spawn("ask permission")), // still at the limit
+		plugintest.Calls(plugintest.Call("cancel_subagent", map[string]any{"id": "run_p3.sub1"})),
+		plugintest.Calls(spawn("ask permission")),
+		plugintest.Calls(plugintest.Call("wait_subagents", map[string]any{"ids": []any{"run_p3.sub3"}, "timeout_seconds": 30})),
+		plugintest.Say("done"),
+	}, plugintest.Options{Runtime: func(o *runtime.Options) { o.RunID = "run_p3" }}, p)
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if res := r.ToolResult(t, "spawn_subagent", 2); !res.IsError || !strings.Contains(res.Text, "2 subagents are already running") {
+		t.Fatalf("third spawn = %+v", res)
+	}
+	if res := r.ToolResult(t, "spawn_subagent", 4); res.IsError {
+		t.Fatalf("spawn after cancel = %+v", res)
+	}
+	// The child's approval was denied (headless child), and it said so.
+	res := r.ToolResult(t, "wait_subagents", 0)
+	if !strings.Contains(res.Text, "completed") || !strings.Contains(res.Text, "asked") {
+		t.Fatalf("wait = %+v", res)
+	}
+	snap, _ := kids.store.Checkpoints.Load(context.Background(), "run_p3.sub3")
+	var denied bool
+	for _, e := range snap.Entries {
+		if e.Type == transcript.TypeToolResult && e.Name == "danger" && e.IsError && strings.Contains(e.Text, "denied") {
+			denied = true
+		}
+	}
+	if !denied {
+		t.Fatalf("child approval not denied: %+v", snap.Entries)
+	}
+	// The run ended with sub2 still running: Close cancelled it.
+	snap2, _ := kids.store.Checkpoints.Load(context.Background(), "run_p3.sub2")
+	if snap2 == nil || snap2.Head.Status == store.StatusRunning || snap2.Head.Status == store.StatusCompleted {
+		t.Fatalf("leftover child not cancelled: %+v", snap2)
+	}
+}
