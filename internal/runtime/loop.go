@@ -42,8 +42,11 @@ type loop struct {
 	sessionID string
 	startedAt time.Time
 
-	mu      sync.Mutex
-	body    []transcript.Entry // session history followed by this run's entries
+	mu sync.Mutex
+	// buf[0] is the system head; buf[1:] is the body: session history (histLen
+	// entries) followed by this run's entries. Entries are never modified once
+	// appended, so readers may share the array (RunContext.Entries copies nothing).
+	buf     []transcript.Entry
 	histLen int
 	usage   usage.Usage
 
@@ -76,7 +79,7 @@ type loop struct {
 }
 
 func newLoop(h *Handle, a *agent.Agent, input []transcript.Entry, opts Options) *loop {
-	l := &loop{h: h, entry: a, opts: opts, granted: map[string]bool{}}
+	l := &loop{h: h, entry: a, opts: opts, granted: map[string]bool{}, buf: make([]transcript.Entry, 1, 64)}
 	l.log = opts.Logger
 	if l.log == nil {
 		l.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -115,23 +118,38 @@ func newID(prefix string) string {
 }
 
 // runEntries is this run's own contribution (no history). The loop goroutine only.
-func (l *loop) runEntries() []transcript.Entry { return l.body[l.histLen:] }
+func (l *loop) runEntries() []transcript.Entry { return l.buf[1+l.histLen:] }
+
+// body is the conversation body (history + run entries). The loop goroutine only.
+func (l *loop) body() []transcript.Entry { return l.buf[1:] }
 
 func (l *loop) appendEntries(es ...transcript.Entry) {
 	l.mu.Lock()
-	l.body = append(l.body, es...)
+	l.buf = append(l.buf, es...)
 	l.mu.Unlock()
 }
 
-// snapshotEntries is RunContext.Entries: system head + history + run entries, copied.
+// snapshotEntries is RunContext.Entries: system head + history + run entries. It
+// shares the loop's array (capacity clipped, so appends by the caller copy); entries
+// are immutable once appended, so this is O(1) and race-free.
 func (l *loop) snapshotEntries() []transcript.Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]transcript.Entry, 0, len(l.body)+1)
-	if ac := l.active; ac != nil && ac.system != "" {
-		out = append(out, transcript.SystemInput(ac.system))
+	if l.buf[0].Text == "" {
+		return l.buf[1:len(l.buf):len(l.buf)]
 	}
-	return append(out, l.body...)
+	return l.buf[:len(l.buf):len(l.buf)]
+}
+
+// setSystem replaces the system head (first activation, handoff). It writes a new
+// array so slices handed out earlier never change under their readers.
+func (l *loop) setSystem(text string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	nb := make([]transcript.Entry, len(l.buf), cap(l.buf))
+	copy(nb, l.buf)
+	nb[0] = transcript.SystemInput(text)
+	l.buf = nb
 }
 
 func (l *loop) currentUsage() usage.Usage {
@@ -222,6 +240,7 @@ func (l *loop) setActive(ac *active) {
 	l.mu.Lock()
 	l.active = ac
 	l.mu.Unlock()
+	l.setSystem(ac.system)
 }
 
 // run executes the whole run and always ends the stream with one terminal event.
@@ -342,14 +361,13 @@ func (l *loop) execute(ctx context.Context) error {
 		if err != nil {
 			return errs.Wrap(errs.KindStore, err, "loading session "+l.sessionID, "check the database path (--db) and its permissions")
 		}
-		l.body = make([]transcript.Entry, 0, len(hist)+64)
 		for _, e := range hist {
 			if e.IsSystem() {
 				continue // the system head is rebuilt, never replayed from history
 			}
-			l.body = append(l.body, e)
+			l.appendEntries(e)
 		}
-		l.histLen = len(l.body)
+		l.histLen = len(l.buf) - 1
 	}
 
 	if snap != nil {
@@ -467,7 +485,7 @@ func (l *loop) replayCompleted(ctx context.Context, snap *store.Snapshot) error 
 	l.turns = snap.Head.Turns
 	l.mu.Lock()
 	l.usage = snap.Head.Usage
-	l.body = snap.Entries
+	l.buf = append(l.buf[:1], snap.Entries...)
 	l.mu.Unlock()
 	l.output = snap.Head.Result.Output
 	l.structured = snap.Head.Result.StructuredOutput
@@ -553,7 +571,7 @@ func (l *loop) render(ctx context.Context, turn int, overflow, force bool) (comp
 	res, err := l.policy.Compact(ctx, compaction.Request{
 		RunID:           l.opts.RunID,
 		SessionID:       l.sessionID,
-		Body:            l.body,
+		Body:            l.body(),
 		System:          ac.system,
 		Tools:           ac.toolSchemas,
 		ToolNames:       ac.toolNames,
@@ -1017,7 +1035,7 @@ func (l *loop) finish(ctx context.Context, err error) {
 		res.FinishReason = l.replay.Head.Result.FinishReason
 	}
 	l.mu.Lock()
-	res.Entries = append([]transcript.Entry(nil), l.body[l.histLen:]...)
+	res.Entries = append([]transcript.Entry(nil), l.buf[1+l.histLen:]...)
 	l.mu.Unlock()
 
 	ev := event.Event{Type: event.RunCompleted, SessionID: l.sessionID, Status: string(status), Turns: l.turns,

@@ -776,3 +776,26 @@ func TestEmptyInputIsUsageError(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+func TestRunContextEntries(t *testing.T) {
+	var seen string
+	var sys bool
+	peek := fnTool("peek", func(_ context.Context, rc *tool.RunContext) (string, error) {
+		es := rc.Entries()
+		sys = es[0].IsSystem() && es[0].Text == "You are a."
+		seen = shape(es[1:])
+		_ = append(es, transcript.UserInput("caller append must not leak"))
+		return "peeked", nil
+	})
+	p := newFake(calls(mkcall("c1", "peek", `{}`)), say("ok"))
+	res, err := Start(context.Background(), newAgent("a", peek), Text("look"), opts1(p)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sys || seen != "user:look call:c1:peek" {
+		t.Fatalf("system %v entries %s", sys, seen)
+	}
+	if strings.Contains(shape(res.Entries), "leak") || strings.Contains(shape(p.requests()[1].Entries), "leak") {
+		t.Fatal("an append to RunContext.Entries leaked into the transcript")
+	}
+}
