@@ -21,6 +21,15 @@ import (
 	"github.com/lovia-dev/lovia/internal/transcript"
 )
 
+// Recorded views, phase by phase (each asserts what the fake provider was sent):
+//   - setup / system prompt:      TestSystemPromptComposition
+//   - history + input:            TestRunToolThenAnswer (second run of the session)
+//   - mailbox drain:              TestMailboxLandsAtNextTurn, TestMailboxPushDuringToolLandsNextTurn
+//   - context policy + injectors: TestOverflowCompactsAndRetriesOnce, TestForcedCompaction, TestViewInjectorsAreTransient
+//   - tool results:               TestRunToolThenAnswer, TestParallelPreflightBarrierAndPairing
+//   - structured-output repair:   TestStructuredOutputRepairedOnce
+//   - handoff swap:               TestHandoffSwapsOnlySystemHead
+//   - resume:                     TestResumeAfterCrash, TestCancelMidToolThenResume
 func TestRunToolThenAnswer(t *testing.T) {
 	p := newFake(calls(mkcall("c1", "add", `{"a":2,"b":3}`)), say("The answer is 5."))
 	m := memStore()
