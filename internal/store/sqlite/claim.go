@@ -26,19 +26,17 @@ type Holder struct {
 	StartTime string `json:"start_time,omitempty"`
 }
 
-type holder = Holder
-
-func selfHolder() holder {
+func selfHolder() Holder {
 	host, _ := os.Hostname()
 	pid := os.Getpid()
 	st, _ := processStartTime(pid)
-	return holder{Host: host, PID: pid, StartTime: st}
+	return Holder{Host: host, PID: pid, StartTime: st}
 }
 
 func (h Holder) String() string { return fmt.Sprintf("pid %d on %s", h.PID, h.Host) }
 
 // alive reports whether h's process still runs (true for another host: unknowable).
-func (db *DB) alive(h holder) bool {
+func (db *DB) alive(h Holder) bool {
 	if h == db.self {
 		return true
 	}
@@ -49,8 +47,8 @@ func (db *DB) alive(h holder) bool {
 }
 
 // claimOf returns the holder of runID, or nil when no claim row exists.
-func claimOf(ctx context.Context, q querier, runID string) (*holder, error) {
-	var h holder
+func claimOf(ctx context.Context, q querier, runID string) (*Holder, error) {
+	var h Holder
 	err := q.QueryRowContext(ctx, `SELECT host, pid, start_time FROM run_claims WHERE run_id = ?`, runID).
 		Scan(&h.Host, &h.PID, &h.StartTime)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -64,7 +62,7 @@ func claimOf(ctx context.Context, q querier, runID string) (*holder, error) {
 
 // liveOther returns the holder of runID when it is another process that is still
 // alive (nil otherwise).
-func (db *DB) liveOther(ctx context.Context, q querier, runID string) (*holder, error) {
+func (db *DB) liveOther(ctx context.Context, q querier, runID string) (*Holder, error) {
 	h, err := claimOf(ctx, q, runID)
 	if err != nil || h == nil {
 		return nil, err
@@ -75,7 +73,7 @@ func (db *DB) liveOther(ctx context.Context, q querier, runID string) (*holder, 
 	return nil, nil
 }
 
-func heldError(runID string, h *holder) error {
+func heldError(runID string, h *Holder) error {
 	return errs.Newf(errs.KindRunConflict,
 		fmt.Sprintf("wait for that process to finish or stop it (kill %d); `lovia runs show %s` shows its state", h.PID, runID),
 		"run %s is in use by another lovia process (%s)", runID, h)
@@ -123,7 +121,7 @@ func (db *DB) Claim(ctx context.Context, runID string) (release func(), err erro
 
 // HolderOf returns the live process holding runID (this process included), or nil.
 func (db *DB) HolderOf(ctx context.Context, runID string) (*Holder, error) {
-	var out *holder
+	var out *Holder
 	err := db.read(ctx, "read run claim", func(tx *sql.Tx) error {
 		h, err := claimOf(ctx, tx, runID)
 		if err == nil && h != nil && db.alive(*h) {

@@ -40,7 +40,7 @@ type DB struct {
 	// mutex instead of polling SQLite's busy handler; other processes are kept out
 	// by BEGIN IMMEDIATE.
 	wmu  sync.Mutex
-	self holder // this process, as recorded in run claims
+	self Holder // this process, as recorded in run claims
 	now  func() time.Time
 }
 
@@ -83,12 +83,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	// Create the file ourselves so it is private (conversations may hold source code);
 	// an empty file is a valid, empty SQLite database.
-	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
 		return nil, errs.Wrap(errs.KindStore, err, "open database "+path,
 			"check the file's permissions, or choose another file with --db")
-	} else {
-		f.Close()
 	}
+	f.Close()
 
 	sqldb, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
