@@ -1,0 +1,241 @@
+// Package e2e drives the built lovia binary as a user would.
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// moduleRoot is the repository root (this file is internal/e2e/tui_test.go).
+func moduleRoot(t *testing.T) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// buildLovia builds the binary once per test into a temp dir.
+func buildLovia(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "lovia")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = moduleRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// tmuxSession is one detached tmux session on a private server socket.
+type tmuxSession struct {
+	t      *testing.T
+	socket string
+}
+
+func (s *tmuxSession) run(args ...string) string {
+	s.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", s.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// keys sends tmux key names (Enter, Escape, C-c, Down) or literal text with -l.
+func (s *tmuxSession) keys(k ...string) { s.run(append([]string{"send-keys", "-t", "main"}, k...)...) }
+func (s *tmuxSession) text(txt string) { s.run("send-keys", "-t", "main", "-l", txt) }
+
+// screen is the whole pane including its scrollback history.
+func (s *tmuxSession) screen() string { return s.run("capture-pane", "-p", "-J", "-S", "-", "-t", "main") }
+
+// visible is the pane as currently shown.
+func (s *tmuxSession) visible() string { return s.run("capture-pane", "-p", "-t", "main") }
+
+func (s *tmuxSession) waitFor(what string, timeout time.Duration) string {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		sc := s.screen()
+		if strings.Contains(sc, what) {
+			return sc
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("timed out waiting for %q; screen:\n%s", what, sc)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (s *tmuxSession) waitVisible(what string, timeout time.Duration) string {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		sc := s.visible()
+		if strings.Contains(sc, what) {
+			return sc
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("timed out waiting for %q on screen; screen:\n%s", what, sc)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+const chatScript = `turns:
+  - text: "Reading the **files** now.\n\nThen I run a command."
+    delay: 1500ms
+    tool_calls:
+      - name: shell
+        args: {command: "echo hello-from-shell"}
+  - text: "The shell said hello. I also saw your note about the docs."
+`
+
+const slowScript = `turns:
+  - text: "this reply is never finished"
+    delay: 20s
+`
+
+const plainScript = `turns:
+  - text: "Second session reply."
+`
+
+// TestChatInTmux drives lovia chat in a real terminal: a prompt typed, the reply
+// streamed, an approval answered, a steering message queued and delivered, Esc
+// interrupting a turn, /sessions switching back, and the scrollback holding it all.
+func TestChatInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed")
+	}
+	if testing.Short() {
+		t.Skip("builds the binary and drives tmux")
+	}
+	bin := buildLovia(t)
+	if out, _ := exec.Command(bin, "chat", "--help").CombinedOutput(); !bytes.Contains(out, []byte("lovia chat [PROMPT]")) {
+		t.Skipf("lovia chat is not registered in cmd/root.go yet:\n%s", out)
+	}
+	repo := t.TempDir()
+	home := t.TempDir()
+	for name, body := range map[string]string{"chat.yaml": chatScript, "slow.yaml": slowScript, "plain.yaml": plainScript,
+		"README.md": "# demo\n"} {
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("git", "-C", repo, "init", "-q").CombinedOutput(); err != nil {
+		t.Logf("git init: %v %s", err, out)
+	}
+
+	s := &tmuxSession{t: t, socket: fmt.Sprintf("lovia-e2e-%d", os.Getpid())}
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
+	command := fmt.Sprintf("env LOVIA_HOME=%s TERM=xterm-256color %s chat -m script:chat.yaml --policy coding; echo LOVIA-EXITED; sleep 600", home, bin)
+	s.run("new-session", "-d", "-s", "main", "-x", "100", "-y", "30", "-c", repo, command)
+	s.waitFor("new session", 10*time.Second)
+
+	// A prompt, typed; the reply streams in.
+	s.text("what is in this repo?")
+	s.keys("Enter")
+	s.waitFor("› what is in this repo?", 5*time.Second)
+	// While the model is still "thinking" (the script's delay), queue a steering message.
+	s.text("also check the docs")
+	s.keys("Enter")
+	s.waitVisible("queued: also check the docs", 5*time.Second)
+	s.waitFor("Reading the files now.", 10*time.Second)
+
+	// The shell call needs approval under the coding policy: allow it once.
+	s.waitVisible("[y] allow once", 10*time.Second)
+	s.text("y")
+	s.waitFor("hello-from-shell", 10*time.Second)
+
+	// The steering message is delivered at the next turn, then the reply ends.
+	sc := s.waitFor("I also saw your note about the docs.", 10*time.Second)
+	if !strings.Contains(sc, "› also check the docs  (steering)") {
+		t.Fatalf("steering message not shown as delivered:\n%s", sc)
+	}
+	if strings.Contains(s.visible(), "queued:") {
+		t.Fatalf("delivered message still shown as queued:\n%s", s.visible())
+	}
+	first := sessionID(t, s.waitFor("turn 2", 5*time.Second))
+
+	// Esc interrupts a slow turn; the run stays resumable.
+	s.text("/model script:slow.yaml")
+	s.keys("Enter")
+	s.text("take your time")
+	s.keys("Enter")
+	s.waitVisible("esc interrupts", 5*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	s.keys("Escape")
+	s.waitFor("interrupted · /resume continues run", 10*time.Second)
+
+	// A new session, then /sessions switches back to the first one.
+	s.text("/new")
+	s.keys("Enter")
+	s.text("/model script:plain.yaml")
+	s.keys("Enter")
+	s.text("second session please")
+	s.keys("Enter")
+	s.waitFor("Second session reply.", 10*time.Second)
+	s.text("/sessions")
+	s.keys("Enter")
+	s.waitVisible("Sessions (Enter switches", 5*time.Second)
+	// Newest first: the second session is on top; pick the first one.
+	picked := false
+	for i := 0; i < 5 && !picked; i++ {
+		if line := selectedLine(s.visible()); strings.Contains(line, first) {
+			picked = true
+			break
+		}
+		s.keys("Down")
+		time.Sleep(150 * time.Millisecond)
+	}
+	if !picked {
+		t.Fatalf("session %s not in the picker:\n%s", first, s.visible())
+	}
+	s.keys("Enter")
+	s.waitFor("── session "+first, 5*time.Second)
+	s.waitVisible("session "+first, 5*time.Second)
+
+	// Quit; the exit line says how to continue.
+	s.keys("C-c")
+	sc = s.waitFor("LOVIA-EXITED", 10*time.Second)
+	if !strings.Contains(sc, "Continue this session with: lovia chat -s "+first) {
+		t.Fatalf("no continue hint:\n%s", sc)
+	}
+	// The scrollback holds the whole conversation, each message once.
+	for _, want := range []string{"› what is in this repo?", "Reading the files now.", "› take your time", "› second session please"} {
+		if !strings.Contains(sc, want) {
+			t.Errorf("scrollback lacks %q", want)
+		}
+	}
+	if n := strings.Count(sc, "The shell said hello."); n != 2 { // once live, once when /sessions re-printed it
+		t.Errorf("reply printed %d times, want 2 (the run and the session replay):\n%s", n, sc)
+	}
+	if lines := strings.Count(sc, "\n"); lines <= 30 {
+		t.Errorf("scrollback has only %d lines; earlier messages should scroll off the 30-line screen", lines)
+	}
+}
+
+var sessionRe = regexp.MustCompile(`session (ses_[0-9a-f]+)`)
+
+func sessionID(t *testing.T, screen string) string {
+	t.Helper()
+	m := sessionRe.FindAllStringSubmatch(screen, -1)
+	if len(m) == 0 {
+		t.Fatalf("no session id on screen:\n%s", screen)
+	}
+	return m[len(m)-1][1]
+}
+
+func selectedLine(screen string) string {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.Contains(l, "▸ ses_") {
+			return l
+		}
+	}
+	return ""
+}
