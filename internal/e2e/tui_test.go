@@ -49,10 +49,12 @@ func (s *tmuxSession) run(args ...string) string {
 
 // keys sends tmux key names (Enter, Escape, C-c, Down) or literal text with -l.
 func (s *tmuxSession) keys(k ...string) { s.run(append([]string{"send-keys", "-t", "main"}, k...)...) }
-func (s *tmuxSession) text(txt string) { s.run("send-keys", "-t", "main", "-l", txt) }
+func (s *tmuxSession) text(txt string)  { s.run("send-keys", "-t", "main", "-l", txt) }
 
 // screen is the whole pane including its scrollback history.
-func (s *tmuxSession) screen() string { return s.run("capture-pane", "-p", "-J", "-S", "-", "-t", "main") }
+func (s *tmuxSession) screen() string {
+	return s.run("capture-pane", "-p", "-J", "-S", "-", "-t", "main")
+}
 
 // visible is the pane as currently shown.
 func (s *tmuxSession) visible() string { return s.run("capture-pane", "-p", "-t", "main") }
