@@ -80,7 +80,16 @@ type session struct {
 	stateBytes []byte
 	cnt        counter
 	rend       *renderer
-	prevView   []transcript.Entry
+
+	// prevView is the last view returned: buf[:len(prevView):len(prevView)]. buf may
+	// have spare capacity that no returned view can reach, so a calm turn extends the
+	// view in place instead of copying thousands of entries; entries already handed
+	// out are never rewritten (a burst renders into a fresh buffer).
+	prevView    []transcript.Entry
+	buf         []transcript.Entry
+	prevBodyLen int
+	prevRaw     int // raw tokens of prevView
+	prevSummary *Summary
 }
 
 func (c *Compaction) session(key string) *session {
@@ -116,20 +125,41 @@ func (c *Compaction) Compact(ctx context.Context, req Request) (Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	st := c.loadState(s, req)
+	st, reused := c.loadState(s, req)
 	if !req.Overflow {
 		// The report that comes with an overflow retry is the one before the failed
 		// call; it was folded in already.
 		st.calibrate(req.LastInputTokens)
 	}
 	body := req.Body
-	raw := s.cnt.count(body)
+	raw, firstMiss := s.cnt.count(body)
+	// The covered prefix is re-checked unless it is provably the one checked before.
+	if !reused || firstMiss < st.covered() {
+		if st.validate(body) {
+			c.log.Info("compaction: the summarized prefix changed; summary reset", "session", req.SessionID)
+		}
+	}
 	sysRaw := EstimateText(req.System)
 	toolsTok := EstimateTools(req.Tools)
 	budget := c.cfg.BudgetFor(req.ContextWindow)
-	s.rend.setOptions(RenderOptions{RecallTool: slices.Contains(req.ToolNames, RecallToolName), PreviewChars: c.cfg.Offload.PreviewChars})
+	optsChanged := s.rend.setOptions(RenderOptions{RecallTool: slices.Contains(req.ToolNames, RecallToolName), PreviewChars: c.cfg.Offload.PreviewChars})
 
-	before := st.scaled(sysRaw+s.rend.viewRaw(body, raw, st)) + toolsTok
+	// Render first: on most turns nothing is decided and this is the view. When the
+	// state and the body's prefix are those of the previous view, only the new
+	// entries are rendered.
+	var view []transcript.Entry
+	var viewRaw int
+	extend := reused && !optsChanged && s.prevView != nil && st.Summary == s.prevSummary &&
+		firstMiss >= s.prevBodyLen && len(body) >= s.prevBodyLen
+	if extend {
+		var add int
+		s.buf, add = s.rend.renderCount(body, raw, st, s.prevBodyLen, s.buf[:len(s.prevView)])
+		view, viewRaw = s.buf, s.prevRaw+add
+	} else {
+		s.buf, viewRaw = s.rend.renderCount(body, raw, st, 0, make([]transcript.Entry, 0, len(body)+len(body)/4+16))
+		view = s.buf
+	}
+	before := st.scaled(sysRaw+viewRaw) + toolsTok
 	var info *event.Compaction
 	compacted := false
 	if req.Force || req.Overflow || before > budget.CompactAt {
@@ -147,10 +177,12 @@ func (c *Compaction) Compact(ctx context.Context, req Request) (Result, error) {
 		compacted = p.run(ctx)
 		if compacted {
 			st.Bursts++
+			s.buf, viewRaw = s.rend.renderCount(body, raw, st, 0, make([]transcript.Entry, 0, len(body)+len(body)/4+16))
+			view = s.buf
 		}
 		if compacted || req.Force {
 			p.info.TokensBefore = before
-			p.info.TokensAfter = p.total()
+			p.info.TokensAfter = st.scaled(sysRaw+viewRaw) + toolsTok
 			p.info.Overflow = req.Overflow
 			p.info.Forced = req.Force
 			if p.info.Stages == nil {
@@ -159,16 +191,16 @@ func (c *Compaction) Compact(ctx context.Context, req Request) (Result, error) {
 			info = &p.info
 		}
 	}
-
-	view := s.rend.render(body, st, make([]transcript.Entry, 0, len(body)+1))
 	// Full slice expression: a caller appending view-injector entries must not write
 	// into memory that prevView (or a later view) shares.
 	view = view[:len(view):len(view)]
-	viewRaw := sysRaw + s.rend.viewRaw(body, raw, st)
-	st.LastRaw, st.LastTools = viewRaw, toolsTok
+	st.LastRaw, st.LastTools = sysRaw+viewRaw, toolsTok
 
-	stable := commonPrefix(s.prevView, view)
-	s.prevView = view
+	stable := len(s.prevView)
+	if !extend || compacted {
+		stable = commonPrefix(s.prevView, view)
+	}
+	s.prevView, s.prevBodyLen, s.prevRaw, s.prevSummary = view, len(body), viewRaw, st.Summary
 	s.state = st
 	s.stateBytes = st.Marshal()
 	return Result{View: view, StablePrefix: stable, State: bytes.Clone(s.stateBytes), Compacted: compacted, Info: info}, nil
@@ -176,13 +208,12 @@ func (c *Compaction) Compact(ctx context.Context, req Request) (Result, error) {
 
 // loadState picks the state for this call: the request's (from the checkpoint head)
 // when given, else the session's carried state from an earlier run, else a fresh one.
-// A new run keeps call_id decisions and resets the summarizer's circuit breaker; a
-// summary whose covered prefix no longer matches the body is dropped.
-func (c *Compaction) loadState(s *session, req Request) *State {
-	var st *State
+// A new run keeps call_id decisions and resets the summarizer's circuit breaker.
+// reused reports that st is the very state the previous call of the session returned.
+func (c *Compaction) loadState(s *session, req Request) (st *State, reused bool) {
 	switch {
 	case len(req.State) > 0 && s.state != nil && bytes.Equal(req.State, s.stateBytes):
-		st = s.state
+		st, reused = s.state, true
 	case len(req.State) > 0:
 		var err error
 		if st, err = ParseState(req.State); err != nil {
@@ -198,10 +229,7 @@ func (c *Compaction) loadState(s *session, req Request) *State {
 		st.SummaryFailures = 0
 		st.LastRaw, st.LastReported = 0, 0
 	}
-	if st.validate(req.Body) {
-		c.log.Info("compaction: the summarized prefix changed; summary reset", "session", req.SessionID)
-	}
-	return st
+	return st, reused
 }
 
 // commonPrefix counts leading entries of b byte-identical to a's.

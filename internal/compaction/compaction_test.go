@@ -244,7 +244,8 @@ func TestProtectedTail(t *testing.T) {
 		cv := &conv{}
 		build(cv)
 		var cnt counter
-		p := &planner{st: &State{}, r: newRenderer(RenderOptions{}), body: cv.body, raw: cnt.count(cv.body), keepRecent: 1000, anchor: anchor}
+		raw, _ := cnt.count(cv.body)
+		p := &planner{st: &State{}, r: newRenderer(RenderOptions{}), body: cv.body, raw: raw, keepRecent: 1000, anchor: anchor}
 		p.crossing = crossings(p.body)
 		return p
 	}

@@ -27,16 +27,14 @@ type simReport struct {
 	overflows   int
 	maxTokens   int
 	usable      int
-	carried     int // bytes of each request carried verbatim as the prefix of the next
-	sent        int // bytes of every request but the last
-	calmCarried int // the same, counting only transitions without a burst
+	calmCarried int // bytes carried verbatim into the next request, without a burst
 	calmSent    int
-	ratio       float64
+	ratio       float64 // the same over every transition (Stability)
 }
 
 func (r simReport) String() string {
 	return fmt.Sprintf("requests=%d bursts=%d overflows=%d max_tokens=%d/%d prefix_stability=%.4f (between bursts %.4f)",
-		r.requests, r.bursts, r.overflows, r.maxTokens, r.usable, float64(r.carried)/float64(r.sent),
+		r.requests, r.bursts, r.overflows, r.maxTokens, r.usable, r.ratio,
 		float64(r.calmCarried)/float64(max(r.calmSent, 1)))
 }
 
@@ -60,6 +58,7 @@ func simulate(t *testing.T, sc simConfig) simReport {
 	var state json.RawMessage
 	last := 0
 	var prev []byte
+	var all Stability
 	for turn := 1; turn <= sc.turns; turn++ {
 		req := Request{RunID: "r1", SessionID: "s1", Body: cv.body, System: system, Tools: tools, ToolNames: names,
 			ContextWindow: sc.window, LastInputTokens: last, State: state}
@@ -83,14 +82,10 @@ func simulate(t *testing.T, sc simConfig) simReport {
 			rep.bursts++
 		}
 		cur := viewJSON(t, system, res.View)
-		if prev != nil {
-			common := commonBytes(prev, cur)
-			rep.carried += common
-			rep.sent += len(prev)
-			if !burst {
-				rep.calmCarried += common
-				rep.calmSent += len(prev)
-			}
+		all.Add(cur)
+		if prev != nil && !burst {
+			rep.calmCarried += commonBytes(prev, cur)
+			rep.calmSent += len(prev)
 		}
 		prev = cur
 		state = res.State
@@ -100,7 +95,7 @@ func simulate(t *testing.T, sc simConfig) simReport {
 		cv.say(fmt.Sprintf("Turn %d: running the suite again.", turn))
 		cv.tool("shell", big(fmt.Sprintf("turn%d", turn), sc.outputSize(turn)), turn%7 == 0)
 	}
-	rep.ratio = float64(rep.carried) / float64(rep.sent)
+	rep.ratio = all.Ratio()
 	return rep
 }
 

@@ -60,32 +60,49 @@ func newRenderer(opt RenderOptions) *renderer {
 	return &renderer{opt: opt, markers: map[markerKey]*marker{}}
 }
 
-// setOptions resets the cache when the marker wording changes.
-func (r *renderer) setOptions(opt RenderOptions) {
+// setOptions resets the cache when the marker wording changes, and reports it.
+func (r *renderer) setOptions(opt RenderOptions) bool {
 	if opt.PreviewChars <= 0 {
 		opt.PreviewChars = DefaultOffloadPreviewChars
 	}
-	if opt != r.opt {
-		r.opt = opt
-		clear(r.markers)
+	if opt == r.opt {
+		return false
 	}
+	r.opt = opt
+	clear(r.markers)
+	return true
 }
 
 // render appends the view to dst (which may be nil) and returns it.
 func (r *renderer) render(body []transcript.Entry, st *State, dst []transcript.Entry) []transcript.Entry {
-	start := 0
-	if st != nil && st.Summary != nil && st.Summary.Covered <= len(body) {
+	dst, _ = r.renderCount(body, nil, st, 0, dst)
+	return dst
+}
+
+// renderCount appends the view of body[from:] to dst and, when raw (the body's
+// estimates) is given, also returns its raw token estimate: one pass for both on the
+// hot path. from is 0 for a whole view (summary included) or an index at or past the
+// summary's coverage to extend a view rendered earlier.
+func (r *renderer) renderCount(body []transcript.Entry, raw []int, st *State, from int, dst []transcript.Entry) ([]transcript.Entry, int) {
+	start, n := from, 0
+	if from == 0 && st != nil && st.Summary != nil && st.Summary.Covered <= len(body) {
 		start = st.Summary.Covered
-		dst = append(dst, r.summary(st.Summary).entry)
+		m := r.summary(st.Summary)
+		dst = append(dst, m.entry)
+		n += m.tokens
 	}
 	for i := start; i < len(body); i++ {
 		if m := r.markerFor(&body[i], st); m != nil {
 			dst = append(dst, m.entry)
+			n += m.tokens
 			continue
 		}
 		dst = append(dst, body[i])
+		if raw != nil {
+			n += raw[i]
+		}
 	}
-	return dst
+	return dst, n
 }
 
 // markerFor returns the marker replacing e in the view, or nil when e renders as is.

@@ -43,6 +43,10 @@ type State struct {
 	SummaryFailures int `json:"summary_failures,omitempty"`
 	// Bursts counts passes that made new decisions.
 	Bursts int `json:"bursts,omitempty"`
+
+	// Encoded decision maps, kept until a decision changes: re-encoding a thousand
+	// sorted keys every turn would dominate the cost of a calm turn.
+	encOffloaded, encCleared []byte
 }
 
 // Summary is the running summary of the body's oldest entries.
@@ -75,13 +79,33 @@ func ParseState(raw json.RawMessage) (*State, error) {
 	return &in, nil
 }
 
-// Marshal encodes s (maps marshal with sorted keys, so equal states give equal bytes).
+// Marshal encodes s. Maps are encoded with sorted keys, so equal states give equal
+// bytes; the result decodes with json.Unmarshal / ParseState.
 func (s *State) Marshal() json.RawMessage {
-	b, err := json.Marshal(s)
+	head := *s
+	head.Offloaded, head.Cleared = nil, nil
+	b, err := json.Marshal(&head)
 	if err != nil { // cannot happen: plain strings, numbers and maps
 		panic(err)
 	}
-	return b
+	if len(s.Offloaded) == 0 && len(s.Cleared) == 0 {
+		return b
+	}
+	if len(s.Offloaded) > 0 && s.encOffloaded == nil {
+		s.encOffloaded, _ = json.Marshal(s.Offloaded)
+	}
+	if len(s.Cleared) > 0 && s.encCleared == nil {
+		s.encCleared, _ = json.Marshal(s.Cleared)
+	}
+	out := make([]byte, 0, len(b)+len(s.encOffloaded)+len(s.encCleared)+32)
+	out = append(out, b[:len(b)-1]...) // without the closing brace
+	if len(s.Offloaded) > 0 {
+		out = append(append(out, `,"offloaded":`...), s.encOffloaded...)
+	}
+	if len(s.Cleared) > 0 {
+		out = append(append(out, `,"cleared":`...), s.encCleared...)
+	}
+	return append(out, '}')
 }
 
 // clone copies s deeply enough that mutating the copy's decisions leaves s intact.
@@ -105,6 +129,7 @@ func (s *State) offload(callID, ref string) {
 		s.Offloaded = map[string]string{}
 	}
 	s.Offloaded[callID] = ref
+	s.encOffloaded = nil
 }
 
 func (s *State) clear(callID string) {
@@ -112,6 +137,7 @@ func (s *State) clear(callID string) {
 		s.Cleared = map[string]bool{}
 	}
 	s.Cleared[callID] = true
+	s.encCleared = nil
 }
 
 // covered is how many leading body entries the summary replaces.

@@ -73,9 +73,10 @@ type counter struct {
 	out  []int
 }
 
-// count returns the raw estimate of every body entry; the slice is reused by the next
-// call.
-func (c *counter) count(body []transcript.Entry) []int {
+// count returns the raw estimate of every body entry (the slice is reused by the next
+// call) and the first index whose entry differs from the previous call's body.
+func (c *counter) count(body []transcript.Entry) ([]int, int) {
+	firstMiss := len(body)
 	if cap(c.out) < len(body) {
 		c.out = make([]int, len(body), len(body)+len(body)/2+16)
 	}
@@ -91,6 +92,7 @@ func (c *counter) count(body []transcript.Entry) []int {
 				continue
 			}
 		}
+		firstMiss = min(firstMiss, i)
 		m := memoEntry{typ: e.Type, text: e.Text, args: e.Args, callID: e.CallID,
 			enc: len(e.Encrypted), natt: len(e.Attachments), tokens: EstimateEntry(*e)}
 		if i < len(c.memo) {
@@ -100,7 +102,7 @@ func (c *counter) count(body []transcript.Entry) []int {
 		}
 		c.out[i] = m.tokens
 	}
-	return c.out
+	return c.out, firstMiss
 }
 
 // Calibration bounds (SPEC §6): the EMA ratio of reported to estimated tokens.
