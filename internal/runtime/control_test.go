@@ -216,7 +216,7 @@ func TestResumeAfterCrash(t *testing.T) {
 
 	// Re-issuing the completed run replays it without calling the model.
 	calls := len(p.requests())
-	res2, err, evs2 := collect(t, Start(ctx, lead, Text("ignored"), withStores(Options{RunID: "r1", Resolve: opts1(p).Resolve}, m)))
+	res2, err, evs2 := collect(t, Start(ctx, lead, Text("ignored"), withStores(Options{RunID: "r1", SessionID: "other", Resolve: opts1(p).Resolve}, m)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,6 +225,9 @@ func TestResumeAfterCrash(t *testing.T) {
 	}
 	if got := strings.Join(types(evs2), " "); got != "run_started run_completed" {
 		t.Fatalf("replay events %s", got)
+	}
+	if res2.SessionID != "s" || len(m.Sessions.Segments("other")) != 0 {
+		t.Fatalf("replay moved the run to session %q", res2.SessionID)
 	}
 	if !res2.Replayed || res2.Output != "fixed" || res2.Turns != 2 || res2.FinalAgent != "coder" || len(res2.Entries) != 6 {
 		t.Fatalf("replayed %+v", res2)

@@ -314,8 +314,12 @@ func (l *loop) execute(ctx context.Context) error {
 
 	a := l.entry
 	if snap != nil {
-		if snap.Head.SessionID != "" && l.opts.SessionID == "" {
-			l.sessionID = snap.Head.SessionID
+		// A run belongs to the session it started in, whatever the caller passes now.
+		if sid := snap.Head.SessionID; sid != "" && sid != l.sessionID {
+			if l.opts.SessionID != "" {
+				l.log.Info("run belongs to another session; using it", "run", l.opts.RunID, "session", sid, "requested", l.opts.SessionID)
+			}
+			l.sessionID = sid
 		}
 		if snap.Head.ParentRunID != "" && l.opts.ParentRunID == "" {
 			l.opts.ParentRunID = snap.Head.ParentRunID
