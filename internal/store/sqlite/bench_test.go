@@ -77,6 +77,9 @@ func BenchmarkLoadRun10k(b *testing.B) {
 	cp := db.Checkpoints()
 	fillRun(b, cp, "r", 10000/3+1) // 10,002 entries
 	ctx := context.Background()
+	var stored int64
+	db.sql.QueryRowContext(ctx, `SELECT SUM(LENGTH(entries)) FROM run_batches`).Scan(&stored)
+	b.SetBytes(stored) // MB/s = entry JSON decoded per second
 	b.ResetTimer()
 	for b.Loop() {
 		snap, err := cp.Load(ctx, "r")

@@ -215,6 +215,11 @@ func decodeBatches(raw []rawBatch, nBatches, nEntries int64) ([]transcript.Entry
 		}
 		size += len(b.data)
 	}
+	// Every stored entry takes several bytes, so a damaged count cannot make us
+	// allocate more than the data could hold.
+	if nEntries < 0 || nEntries > int64(size) {
+		return nil, fmt.Errorf("head counts %d entries in %d bytes of batches", nEntries, size)
+	}
 	entries := make([]transcript.Entry, nEntries)
 	decode := func(i int) error {
 		b := raw[i]

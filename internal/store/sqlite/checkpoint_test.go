@@ -136,6 +136,10 @@ func TestCheckpointDamagedRowsGiveErrors(t *testing.T) {
 		{"unknown entry type", `UPDATE run_batches SET entries = '[{"type":"bogus"}]' WHERE seq = 1`},
 		{"missing batch", `DELETE FROM run_batches WHERE seq = 1`},
 		{"head count off", `UPDATE runs SET n_entries = n_entries + 1`},
+		{"head count huge", `UPDATE runs SET n_entries = 1000000000000`},
+		{"head count negative", `UPDATE runs SET n_entries = -5`},
+		{"batch numbering gap", `UPDATE run_batches SET seq = 7 WHERE seq = 2`},
+		{"batch offsets swapped", `UPDATE run_batches SET first_entry = 4 - first_entry WHERE seq IN (0, 2)`},
 		{"head not JSON", `UPDATE runs SET head = 'nope'`},
 	}
 	for _, tt := range tests {
