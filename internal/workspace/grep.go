@@ -165,35 +165,34 @@ func (w *Workspace) GrepFiles(ctx context.Context, opts GrepOptions, approved bo
 	sort.Slice(hits, func(i, j int) bool { return hits[i].rel < hits[j].rel })
 	var b strings.Builder
 	n := 0
-	nfiles := 0
+	capped := false
 	for _, h := range hits {
-		if n >= max {
-			break
-		}
-		nfiles++
 		for _, l := range h.lines {
 			if n >= max {
 				break
 			}
-			fmt.Fprintf(&b, "%s:%d:%s\n", h.rel, l.n, l.text)
+			line := fmt.Sprintf("%s:%d:%s\n", h.rel, l.n, l.text)
+			if b.Len()+len(line) > MaxShellOutput {
+				capped = true
+				break
+			}
+			b.WriteString(line)
 			n++
+		}
+		if n >= max || capped {
+			break
 		}
 	}
 	if n == 0 {
 		return fmt.Sprintf("no matches for %q in %s (%d files searched)", opts.Pattern, p, files.Load()), nil
 	}
-	if count.Load() > int64(n) {
+	switch {
+	case capped:
+		fmt.Fprintf(&b, "[output capped at %d characters after %d matches; narrow the pattern, path or glob]\n", MaxShellOutput, n)
+	case count.Load() > int64(n):
 		fmt.Fprintf(&b, "[stopped at %d matches; narrow the pattern, path or glob]\n", n)
 	}
-	s, _ := truncateHeadTail(b.String(), MaxShellOutput)
-	return s, nil
-}
-
-func truncateHeadTail(s string, max int) (string, bool) {
-	if len(s) <= max {
-		return s, false
-	}
-	return s[:max] + "\n[... output truncated ...]\n", true
+	return b.String(), nil
 }
 
 // grepFile returns the matching lines of one file (binary and huge files skipped).

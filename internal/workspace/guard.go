@@ -112,10 +112,9 @@ func (s *gstate) copy() *gstate {
 }
 
 type guard struct {
-	p       *Policy
-	a       *Analysis
-	printer *syntax.Printer
-	src     string
+	p   *Policy
+	a   *Analysis
+	src string
 }
 
 // AnalyzeCommand is the static guard: it parses cmd, splits it into simple commands,
@@ -134,14 +133,14 @@ func (p *Policy) AnalyzeCommand(cmd, cwd string) *Analysis {
 		a.reason(Ask, fmt.Sprintf("the command is %d characters long, too long to analyze (limit %d)", len(cmd), MaxCommandLen))
 		return a
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
+	f, err := p.parse(cmd)
 	if err != nil {
 		a.Subcommands = []Subcommand{{Text: cmd, Decision: Ask}}
 		a.reason(Ask, "the command could not be parsed ("+err.Error()+")")
 		return a
 	}
 	a.Parsed = true
-	g := &guard{p: p, a: a, printer: syntax.NewPrinter(syntax.Minify(false)), src: cmd}
+	g := &guard{p: p, a: a, src: cmd}
 	st := &gstate{cwd: cwd, funcs: map[string]bool{}}
 	g.stmts(f.Stmts, st, 0)
 	if p.name == PresetReadonly {
@@ -153,7 +152,7 @@ func (p *Policy) AnalyzeCommand(cmd, cwd string) *Analysis {
 // AnalyzeArgv judges one expanded simple command at execution time.
 func (p *Policy) AnalyzeArgv(argv []string, cwd string) *Analysis {
 	a := &Analysis{Parsed: true}
-	g := &guard{p: p, a: a, printer: syntax.NewPrinter()}
+	g := &guard{p: p, a: a}
 	ws := make([]word, len(argv))
 	for i, s := range argv {
 		ws[i] = word{lit: s}
@@ -165,12 +164,27 @@ func (p *Policy) AnalyzeArgv(argv []string, cwd string) *Analysis {
 	return a
 }
 
+// nodeText is the source text of n (cheap: a slice of what was parsed).
 func (g *guard) nodeText(n syntax.Node) string {
+	start, end := n.Pos(), n.End()
+	if start.IsValid() && end.IsValid() && int(end.Offset()) <= len(g.src) && start.Offset() <= end.Offset() {
+		return strings.TrimSpace(g.src[start.Offset():end.Offset()])
+	}
 	var b strings.Builder
-	if err := g.printer.Print(&b, n); err != nil {
+	if err := syntax.NewPrinter().Print(&b, n); err != nil {
 		return "?"
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// parse parses bash with a pooled parser (parsers are large to allocate).
+func (p *Policy) parse(src string) (*syntax.File, error) {
+	ps, _ := p.parsers.Get().(*syntax.Parser)
+	if ps == nil {
+		ps = syntax.NewParser(syntax.Variant(syntax.LangBash))
+	}
+	defer p.parsers.Put(ps)
+	return ps.Parse(strings.NewReader(src), "")
 }
 
 func (g *guard) stmts(ss []*syntax.Stmt, st *gstate, depth int) {

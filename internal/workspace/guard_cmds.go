@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // safeCommands only read (their path arguments are still judged as reads) and run
@@ -421,13 +419,16 @@ func (g *guard) payload(w word, st *gstate, depth int) {
 		g.a.reason(Ask, "the command nests too deeply to analyze")
 		return
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(w.lit), "")
+	f, err := g.p.parse(w.lit)
 	if err != nil {
 		g.a.reason(Ask, "an embedded script could not be parsed ("+err.Error()+")")
 		g.a.Parsed = false
 		return
 	}
+	outer := g.src
+	g.src = w.lit
 	g.stmts(f.Stmts, st.copy(), depth+1)
+	g.src = outer
 }
 
 func tail(ws []word, i int) []word {

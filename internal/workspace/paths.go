@@ -37,12 +37,14 @@ const maxSymlinks = 40
 // component by component, ".." applied to the resolved parent) while tolerating
 // components that do not exist yet: those are appended as they are.
 func resolveLoose(abs string) string {
-	out, _ := resolvePath(abs)
+	out, _ := resolvePath(abs, "")
 	return out
 }
 
 // resolvePath is resolveLoose reporting whether a symlink loop was hit.
-func resolvePath(abs string) (string, bool) {
+// known, when set, is an already resolved directory: a path below it starts there
+// (saving an lstat per component of the root on every decision).
+func resolvePath(abs, known string) (string, bool) {
 	// No lexical Clean: "link/.." must go to the parent of link's target.
 	if !filepath.IsAbs(abs) {
 		if wd, err := os.Getwd(); err == nil {
@@ -51,7 +53,13 @@ func resolvePath(abs string) (string, bool) {
 	}
 	links := 0
 	cur := "/"
-	rest := strings.Split(strings.TrimPrefix(abs, "/"), "/")
+	var rest []string
+	if known != "" && strings.HasPrefix(abs, known+"/") {
+		cur = known
+		rest = strings.Split(abs[len(known)+1:], "/")
+	} else {
+		rest = strings.Split(strings.TrimPrefix(abs, "/"), "/")
+	}
 	missing := false
 	for len(rest) > 0 {
 		c := rest[0]
@@ -106,5 +114,6 @@ func (p *Policy) Resolve(path, cwd string) string {
 		}
 		path = cwd + "/" + path
 	}
-	return resolveLoose(path)
+	out, _ := resolvePath(path, p.root)
+	return out
 }

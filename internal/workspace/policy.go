@@ -172,6 +172,8 @@ type Policy struct {
 	rules    []compiledPathRule
 	cmdRules []compiledCmdRule
 
+	parsers sync.Pool // *syntax.Parser
+
 	mu              sync.RWMutex
 	granted         []compiledCmdRule // session grants
 	sessionReadable []string

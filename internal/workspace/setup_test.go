@@ -47,8 +47,17 @@ func newTestEnv(t testing.TB) testEnv {
 		tt.Setenv("HOME", e.home)
 		tt.Setenv("TMPDIR", e.tmp)
 	} else {
-		os.Setenv("HOME", e.home)
-		os.Setenv("TMPDIR", e.tmp)
+		for k, v := range map[string]string{"HOME": e.home, "TMPDIR": e.tmp} {
+			old, had := os.LookupEnv(k)
+			os.Setenv(k, v)
+			t.Cleanup(func() {
+				if had {
+					os.Setenv(k, old)
+				} else {
+					os.Unsetenv(k)
+				}
+			})
+		}
 	}
 	return e
 }
