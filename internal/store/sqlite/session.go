@@ -32,8 +32,9 @@ type SessionMeta struct {
 	Repo string `json:"repo,omitempty"`
 	// Title overrides the default title (the first user message, truncated).
 	Title string `json:"title,omitempty"`
-	// Usage is the appended run's token usage; when absent, Append takes it from the
-	// run's checkpoint head if there is one.
+	// Usage is the appended run's token usage. When Usage, Cwd or Repo are absent,
+	// Append takes them from the run's checkpoint head (usage; settings "cwd" and
+	// "repo") if the run has one.
 	Usage *usage.Usage `json:"usage,omitempty"`
 }
 
@@ -96,21 +97,30 @@ func (s *SessionStore) Append(ctx context.Context, sessionID, runID string, entr
 	}
 	now := db.now().UnixMilli()
 	return db.write(ctx, op, func(tx *sql.Tx) error {
+		// The run's checkpoint head, if any, fills in what meta leaves out: usage, and
+		// cwd/repo from the run's settings.
+		m := m
+		var hj string
+		err := tx.QueryRowContext(ctx, `SELECT head FROM runs WHERE run_id = ?`, runID).Scan(&hj)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		var h store.Head
+		if err == nil && json.Unmarshal([]byte(hj), &h) == nil {
+			if m.Usage == nil {
+				m.Usage = &h.Usage
+			}
+			if m.Cwd == "" {
+				m.Cwd = settingString(h.Settings, "cwd")
+			}
+			if m.Repo == "" {
+				m.Repo = settingString(h.Settings, "repo")
+			}
+		}
 		if err := ensureSession(ctx, tx, sessionID, m, rawMeta, now); err != nil {
 			return err
 		}
 		u := m.Usage
-		if u == nil {
-			var hj string
-			err := tx.QueryRowContext(ctx, `SELECT head FROM runs WHERE run_id = ?`, runID).Scan(&hj)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
-			var h store.Head
-			if err == nil && json.Unmarshal([]byte(hj), &h) == nil {
-				u = &h.Usage
-			}
-		}
 		if u == nil {
 			u = &usage.Usage{}
 		}

@@ -359,3 +359,26 @@ func TestSessionDamagedSegment(t *testing.T) {
 		t.Errorf("Trim of a damaged segment: %v", err)
 	}
 }
+
+func TestSessionMetaFromRunHead(t *testing.T) {
+	ctx := ctxT(t)
+	db := openTest(t)
+	h := store.Head{Status: store.StatusCompleted, Agent: "a", SessionID: "s",
+		Usage:    usage.Usage{InputTokens: 40, OutputTokens: 4},
+		Settings: json.RawMessage(`{"model":"openai:gpt-4.1","cwd":"/w/app/sub","repo":"/w/app"}`)}
+	if err := db.Checkpoints().Append(ctx, "r", []transcript.Entry{transcript.UserInput("go")}, h); err != nil {
+		t.Fatal(err)
+	}
+	// The runtime's own meta carries agent/turns/usage but no cwd or repo.
+	if err := db.Sessions().Append(ctx, "s", "r", []transcript.Entry{transcript.UserInput("go")},
+		json.RawMessage(`{"agent":"a","turns":1,"usage":{"input_tokens":50,"output_tokens":5,"cached_input_tokens":0}}`)); err != nil {
+		t.Fatal(err)
+	}
+	info, err := db.Sessions().LatestSession(ctx, "/w/app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.ID != "s" || info.Cwd != "/w/app/sub" || info.Usage.InputTokens != 50 || info.Title != "go" {
+		t.Errorf("info = %+v", info)
+	}
+}
