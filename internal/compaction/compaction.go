@@ -90,6 +90,8 @@ type session struct {
 	prevBodyLen int
 	prevRaw     int // raw tokens of prevView
 	prevSummary *Summary
+
+	forceNext bool // set by CompactNext
 }
 
 func (c *Compaction) session(key string) *session {
@@ -115,6 +117,17 @@ func (c *Compaction) session(key string) *session {
 	return s
 }
 
+// CompactNext makes the next Compact call of the session a forced pass, as if its
+// Request had Force set: the hook behind the TUI's /compact, which has no model call
+// of its own to attach a Request to. sessionID is the run's session (or "run:"+runID
+// for a run without one).
+func (c *Compaction) CompactNext(sessionID string) {
+	s := c.session(sessionID)
+	s.mu.Lock()
+	s.forceNext = true
+	s.mu.Unlock()
+}
+
 // Compact implements Policy.
 func (c *Compaction) Compact(ctx context.Context, req Request) (Result, error) {
 	key := req.SessionID
@@ -124,6 +137,9 @@ func (c *Compaction) Compact(ctx context.Context, req Request) (Result, error) {
 	s := c.session(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.forceNext && !req.Overflow {
+		req.Force, s.forceNext = true, false
+	}
 
 	st, reused := c.loadState(s, req)
 	if !req.Overflow {

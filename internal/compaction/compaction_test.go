@@ -356,6 +356,27 @@ func TestForce(t *testing.T) {
 	}
 }
 
+func TestCompactNext(t *testing.T) {
+	c := New(testCfg)
+	cv := &conv{}
+	cv.user("Refactor.")
+	for range 8 {
+		cv.tool("shell", big("out", 5000), false)
+	}
+	res := mustCompact(t, c, req(cv.body, nil))
+	if res.Compacted {
+		t.Fatal("under the watermark")
+	}
+	c.CompactNext("s1")
+	res = mustCompact(t, c, req(cv.body, res.State))
+	if !res.Compacted || res.Info == nil || !res.Info.Forced {
+		t.Fatalf("CompactNext did not force the next pass: %+v", res.Info)
+	}
+	if again := mustCompact(t, c, req(cv.body, res.State)); again.Info != nil {
+		t.Error("CompactNext must force only one pass")
+	}
+}
+
 func TestStateSurvivesResume(t *testing.T) {
 	sum := &fakeSummarizer{}
 	a := New(testCfg, WithSummarizer(sum))

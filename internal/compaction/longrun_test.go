@@ -30,12 +30,14 @@ type simReport struct {
 	calmCarried int // bytes carried verbatim into the next request, without a burst
 	calmSent    int
 	ratio       float64 // the same over every transition (Stability)
+	cacheable   int     // bytes of each request (after the first) that the previous one shares as a prefix
+	input       int
 }
 
 func (r simReport) String() string {
-	return fmt.Sprintf("requests=%d bursts=%d overflows=%d max_tokens=%d/%d prefix_stability=%.4f (between bursts %.4f)",
+	return fmt.Sprintf("requests=%d bursts=%d overflows=%d max_tokens=%d/%d prefix_stability=%.4f (between bursts %.4f) cacheable_input_share=%.4f",
 		r.requests, r.bursts, r.overflows, r.maxTokens, r.usable, r.ratio,
-		float64(r.calmCarried)/float64(max(r.calmSent, 1)))
+		float64(r.calmCarried)/float64(max(r.calmSent, 1)), float64(r.cacheable)/float64(max(r.input, 1)))
 }
 
 func simulate(t *testing.T, sc simConfig) simReport {
@@ -83,9 +85,14 @@ func simulate(t *testing.T, sc simConfig) simReport {
 		}
 		cur := viewJSON(t, system, res.View)
 		all.Add(cur)
-		if prev != nil && !burst {
-			rep.calmCarried += commonBytes(prev, cur)
-			rep.calmSent += len(prev)
+		if prev != nil {
+			common := commonBytes(prev, cur)
+			rep.cacheable += common
+			rep.input += len(cur)
+			if !burst {
+				rep.calmCarried += common
+				rep.calmSent += len(prev)
+			}
 		}
 		prev = cur
 		state = res.State

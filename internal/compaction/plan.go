@@ -275,6 +275,9 @@ func (p *planner) summarize(ctx context.Context) int {
 	if err == nil && text == "" {
 		err = errEmptySummary
 	}
+	if err != nil && ctx.Err() != nil {
+		return 0 // the run is being cancelled: not the summarizer's failure
+	}
 	if err != nil {
 		p.st.SummaryFailures++
 		p.log.Warn("compaction: summary failed", "err", err, "failures", p.st.SummaryFailures)

@@ -245,3 +245,50 @@ func TestFormatEntriesBoundsTotal(t *testing.T) {
 		t.Error("the newest entry was shortened")
 	}
 }
+
+func TestLLMSummarizerResolvesLazily(t *testing.T) {
+	e := transcript.AssistantText("## Goal\nok")
+	p := &scriptedProvider{deltas: []provider.Delta{{Kind: provider.DeltaEntry, Entry: &e}}}
+	calls := 0
+	s := &LLMSummarizer{Model: "openai:small", Resolve: func(_ context.Context, model string) (provider.Provider, error) {
+		calls++
+		if calls == 1 {
+			return nil, errors.New("no key")
+		}
+		if model != "openai:small" {
+			t.Errorf("resolved %q", model)
+		}
+		return p, nil
+	}}
+	if _, err := s.Summarize(context.Background(), SummaryRequest{}); err == nil || !strings.Contains(err.Error(), "no key") {
+		t.Fatalf("want the resolution error, got %v", err)
+	}
+	for range 2 {
+		if got, err := s.Summarize(context.Background(), SummaryRequest{}); err != nil || got != "## Goal\nok" {
+			t.Fatalf("Summarize = %q, %v", got, err)
+		}
+	}
+	if calls != 2 {
+		t.Errorf("resolved %d times, want 2 (a failure is retried, a success cached)", calls)
+	}
+	if _, err := (&LLMSummarizer{}).Summarize(context.Background(), SummaryRequest{}); err == nil {
+		t.Error("want an error without a provider")
+	}
+}
+
+func TestCancelledSummaryIsNotAFailure(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sum := SummarizerFunc(func(ctx context.Context, _ SummaryRequest) (string, error) {
+		cancel()
+		return "", ctx.Err()
+	})
+	c := New(testCfg, WithSummarizer(sum))
+	res, err := c.Compact(ctx, req(textBody(24), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := ParseState(res.State)
+	if st.SummaryFailures != 0 {
+		t.Errorf("a cancelled run counted a summary failure")
+	}
+}

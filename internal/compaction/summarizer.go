@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/lovia-dev/lovia/internal/provider"
@@ -63,6 +64,10 @@ Rules:
 // LLMSummarizer asks a model for the summary.
 type LLMSummarizer struct {
 	Provider provider.Provider
+	// Resolve, when Provider is nil, builds the provider for Model on first use
+	// (runtime.Options.Resolve fits), so a front end can wire the summarizer before
+	// any model is called; a failed resolution is retried on the next summary.
+	Resolve func(ctx context.Context, model string) (provider.Provider, error)
 	// Model is passed in the request (providers built for one model ignore it).
 	Model string
 	// MaxInputChars bounds the transcript text sent (default 400000); the oldest
@@ -70,6 +75,8 @@ type LLMSummarizer struct {
 	MaxInputChars int
 	// MaxEntryChars bounds one entry's text in the transcript sent (default 4000).
 	MaxEntryChars int
+
+	mu sync.Mutex
 }
 
 // NewLLMSummarizer returns a summarizer calling p.
@@ -77,10 +84,29 @@ func NewLLMSummarizer(p provider.Provider, model string) *LLMSummarizer {
 	return &LLMSummarizer{Provider: p, Model: model}
 }
 
+// provider returns the provider, resolving it on first use.
+func (s *LLMSummarizer) provider(ctx context.Context) (provider.Provider, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Provider != nil {
+		return s.Provider, nil
+	}
+	if s.Resolve == nil {
+		return nil, errors.New("summarizer: no provider configured")
+	}
+	p, err := s.Resolve(ctx, s.Model)
+	if err != nil {
+		return nil, fmt.Errorf("summarizer: resolve %s: %w", s.Model, err)
+	}
+	s.Provider = p
+	return p, nil
+}
+
 // Summarize implements Summarizer.
 func (s *LLMSummarizer) Summarize(ctx context.Context, req SummaryRequest) (string, error) {
-	if s.Provider == nil {
-		return "", errors.New("summarizer: no provider")
+	prov, err := s.provider(ctx)
+	if err != nil {
+		return "", err
 	}
 	maxTok := req.MaxTokens
 	if maxTok <= 0 {
@@ -104,7 +130,7 @@ func (s *LLMSummarizer) Summarize(ctx context.Context, req SummaryRequest) (stri
 		ToolChoice:      "none",
 	}
 	var text, streamed strings.Builder
-	for d, err := range s.Provider.Stream(ctx, preq) {
+	for d, err := range prov.Stream(ctx, preq) {
 		if err != nil {
 			return "", fmt.Errorf("summarizer: %w", err)
 		}
