@@ -1,0 +1,610 @@
+// Package e2e tests the lovia binary as a user runs it: built once, run in temporary
+// directories with a private home, checked on exit codes, stdout, stderr and the
+// database it leaves.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lovia-dev/lovia/internal/store"
+	"github.com/lovia-dev/lovia/internal/store/sqlite"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// bin is the lovia binary built by TestMain.
+var bin string
+
+// repoRoot is the module root.
+var repoRoot string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "lovia-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	repoRoot, _ = filepath.Abs("../..")
+	bin = filepath.Join(dir, "lovia")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = repoRoot
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building lovia:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// env is one test's private machine: a workspace directory and a home.
+type env struct {
+	t    *testing.T
+	dir  string // the workspace (-C)
+	home string
+	vars []string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	base := t.TempDir()
+	e := &env{t: t, dir: filepath.Join(base, "work"), home: filepath.Join(base, "home")}
+	for _, d := range []string{e.dir, e.home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.vars = []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + e.home,
+		"XDG_CONFIG_HOME=" + filepath.Join(e.home, ".config"),
+		"LOVIA_HOME=" + filepath.Join(e.home, "data"),
+	}
+	return e
+}
+
+func (e *env) write(rel, body string) string {
+	e.t.Helper()
+	p := filepath.Join(e.dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run runs lovia with args in the workspace; stdin nil means no standard input.
+func (e *env) run(stdin []byte, args ...string) result {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = e.dir
+	cmd.Env = e.vars
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatalf("running lovia: %v", err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+const helloScript = `
+turns:
+  - reasoning: "The user wants a plan."
+    text: "Let me note that."
+    tool_calls:
+      - name: todo_write
+        args: {todos: [{content: "say hello", status: in_progress}]}
+    usage: {input_tokens: 1000, output_tokens: 20, cached_input_tokens: 400}
+  - text: "Hello! I noted the task and I am done."
+    usage: {input_tokens: 1100, output_tokens: 12, cached_input_tokens: 900}
+`
+
+var (
+	reRun     = regexp.MustCompile(`run_[0-9a-f]{16}`)
+	reSes     = regexp.MustCompile(`ses_[0-9a-f]{16}`)
+	reCall    = regexp.MustCompile(`call_[0-9a-f]{8}_`)
+	reTime    = regexp.MustCompile(`"time":"[^"]+"`)
+	reDur     = regexp.MustCompile(`,"duration_ms":\d+`)
+	reMillis  = regexp.MustCompile(`\(\d+ ms\)`)
+)
+
+func (e *env) normalize(s string) string {
+	s = strings.ReplaceAll(s, e.dir, "$WORK")
+	s = strings.ReplaceAll(s, e.home, "$HOME")
+	s = reRun.ReplaceAllString(s, "RUN_ID")
+	s = reSes.ReplaceAllString(s, "SESSION_ID")
+	s = reCall.ReplaceAllString(s, "call_RUN_")
+	s = reTime.ReplaceAllString(s, `"time":"TIME"`)
+	s = reDur.ReplaceAllString(s, "")
+	s = reMillis.ReplaceAllString(s, "(N ms)")
+	return s
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/e2e -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the golden file (go test ./internal/e2e -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestGoldenOutputs(t *testing.T) {
+	for _, format := range []string{"text", "json", "stream-json"} {
+		t.Run(format, func(t *testing.T) {
+			e := newEnv(t)
+			e.write("script.yaml", helloScript)
+			r := e.run(nil, "run", "-m", "script:script.yaml", "--output", format, "say hello")
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			golden(t, "hello."+format, e.normalize(r.stdout))
+			if format != "text" && r.stderr != "" {
+				t.Errorf("stderr not empty: %q", r.stderr)
+			}
+		})
+	}
+	t.Run("text -v progress on stderr", func(t *testing.T) {
+		e := newEnv(t)
+		e.write("script.yaml", helloScript)
+		r := e.run(nil, "run", "-v", "-m", "script:script.yaml", "say hello")
+		if r.code != 0 || r.stdout != "Hello! I noted the task and I am done.\n" {
+			t.Fatalf("exit %d stdout %q", r.code, r.stdout)
+		}
+		golden(t, "hello.text-verbose-stderr", e.normalize(r.stderr))
+	})
+}
+
+// TestStreamJSONMatchesSchema validates real output, line by line, against
+// docs/stream-json.schema.json, over runs that produce most event types.
+func TestStreamJSONMatchesSchema(t *testing.T) {
+	validate := loadSchema(t)
+	scripts := map[string]struct {
+		script string
+		args   []string
+		code   int
+	}{
+		"tools and reasoning": {helloScript, nil, 0},
+		"retry, bad args, handoff": {`
+turns:
+  - error: {cut: true}
+    text: "this partial reply is discarded"
+  - text: "Planning."
+    tool_calls:
+      - {name: todo_write, raw_args: '{"todos": 5}'}
+  - tool_calls:
+      - {name: transfer_to_coder, args: {}}
+  - text: "Coder here, done."
+`, []string{"--preset", "planner"}, 0},
+		"limit": {`
+turns:
+  - tool_calls: [{name: todo_write, args: {todos: []}}]
+`, []string{"--max-turns", "1"}, 3},
+		"provider failure": {"turns:\n  - error: {status: 401, message: bad key}\n", nil, 1},
+	}
+	seen := map[string]bool{}
+	for name, tc := range scripts {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write("script.yaml", tc.script)
+			args := append([]string{"run", "-m", "script:script.yaml", "--output", "stream-json"}, tc.args...)
+			r := e.run(nil, append(args, "go")...)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s", r.code, tc.code, r.stderr)
+			}
+			lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
+			terminals := 0
+			var last map[string]any
+			for i, line := range lines {
+				var v map[string]any
+				if err := json.Unmarshal([]byte(line), &v); err != nil {
+					t.Fatalf("line %d is not JSON: %v\n%s", i+1, err, line)
+				}
+				if err := validate(v); err != nil {
+					t.Errorf("line %d does not match the schema: %v\n%s", i+1, err, line)
+				}
+				typ, _ := v["type"].(string)
+				seen[typ] = true
+				if typ == "run_completed" || typ == "run_failed" {
+					terminals++
+				}
+				if seq, _ := v["seq"].(float64); int(seq) != i+1 {
+					t.Errorf("line %d has seq %v", i+1, v["seq"])
+				}
+				last = v
+			}
+			if terminals != 1 || (last["type"] != "run_completed" && last["type"] != "run_failed") {
+				t.Errorf("want exactly one terminal event, last; got %d, last %v", terminals, last["type"])
+			}
+			if (tc.code == 0) != (last["type"] == "run_completed") {
+				t.Errorf("exit %d disagrees with the final event %v", r.code, last["type"])
+			}
+		})
+	}
+	for _, typ := range []string{"run_started", "turn_started", "text_delta", "reasoning_delta", "output_discarded",
+		"message_completed", "tool_call_started", "tool_call_completed", "tool_call_failed", "handoff_occurred",
+		"turn_ended", "run_completed", "run_failed"} {
+		if !seen[typ] {
+			t.Errorf("no %s event was produced (the schema test should cover it)", typ)
+		}
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		name   string
+		script string
+		config string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"completed", helloScript, "", nil, 0, ""},
+		{"provider error", "turns:\n  - error: {status: 400, message: model not found}\n", "", nil, 1, "model not found"},
+		{"script runs out", "turns:\n  - tool_calls: [{name: todo_write, args: {todos: []}}]\n", "", nil, 1, "has 1 turns; the run asked for turn 2 — add a turn"},
+		{"unknown flag", helloScript, "", []string{"--frobnicate"}, 2, "unknown flag: --frobnicate"},
+		{"bad output format", helloScript, "", []string{"--output", "xml"}, 2, `unknown output format "xml"`},
+		{"bad approve", helloScript, "", []string{"--approve", "some"}, 2, "--approve"},
+		{"unknown model provider", "", "", []string{"-m", "acme:big"}, 2, `unknown model provider "acme"`},
+		{"missing script", "", "", []string{"-m", "script:nope.yaml"}, 2, "nope.yaml"},
+		{"unreadable schema", helloScript, "", []string{"--output-schema", "missing.json"}, 2, "cannot read --output-schema"},
+		{"unknown preset", helloScript, "", []string{"--preset", "wizard"}, 2, `unknown preset "wizard"`},
+		{"bad config", helloScript, "max_turn: 3\n", nil, 2, `.lovia/config.yaml:1:1: unknown key "max_turn"`},
+		{"max turns", "turns:\n  - tool_calls: [{name: todo_write, args: {todos: []}}]\n  - tool_calls: [{name: todo_write, args: {todos: []}}]\n", "", []string{"--max-turns", "1"}, 3, "max turns reached"},
+		{"budget", helloScript, "", []string{"--budget-tokens", "500"}, 3, "budget"},
+		{"guardrail (hook)", helloScript, "hooks:\n  - event: user_prompt_submit\n    command: \"echo no deploys today >&2; exit 2\"\n", nil, 4, "no deploys today"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			if tt.script != "" {
+				e.write("script.yaml", tt.script)
+			}
+			if tt.config != "" {
+				e.write(".lovia/config.yaml", tt.config)
+			}
+			for _, format := range []string{"text", "json"} {
+				args := []string{"run", "-m", "script:script.yaml", "--output", format}
+				args = append(args, tt.args...)
+				r := e.run(nil, append(args, "do it")...)
+				if r.code != tt.code {
+					t.Fatalf("%s: exit %d, want %d\nstdout: %s\nstderr: %s", format, r.code, tt.code, r.stdout, r.stderr)
+				}
+				if !strings.Contains(r.stderr, tt.stderr) {
+					t.Errorf("%s: stderr %q lacks %q", format, r.stderr, tt.stderr)
+				}
+				if format == "json" && r.stdout != "" {
+					var s struct {
+						Status string `json:"status"`
+						Error  *struct {
+							Kind string `json:"kind"`
+						} `json:"error"`
+					}
+					if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
+						t.Fatalf("json output: %v\n%s", err, r.stdout)
+					}
+					if (s.Status == "completed") != (tt.code == 0) || (tt.code != 0 && s.Error == nil) {
+						t.Errorf("json status %q error %v disagree with exit %d", s.Status, s.Error, tt.code)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestStdin(t *testing.T) {
+	big := bytes.Repeat([]byte("a"), 1<<20+1)
+	tests := []struct {
+		name   string
+		stdin  []byte
+		args   []string
+		code   int
+		prompt string // what the model got as the user's input
+		stderr string
+	}{
+		{"prompt from stdin", []byte("fix the bug\n"), nil, 0, "fix the bug", ""},
+		{"dash reads stdin", []byte("from stdin"), []string{"-"}, 0, "from stdin", ""},
+		{"both: stdin fenced", []byte("diff --git a b\n+x\n"), []string{"review this"}, 0, "review this\n\n```\ndiff --git a b\n+x\n```", ""},
+		{"fence longer than content's", []byte("```go\nx\n```"), []string{"look"}, 0, "look\n\n````\n```go\nx\n```\n````", ""},
+		{"empty", []byte(""), nil, 2, "", "empty prompt"},
+		{"blank", []byte("  \n\n"), nil, 2, "", "empty prompt"},
+		{"binary", []byte{0x7f, 'E', 'L', 'F', 0, 0, 1}, nil, 2, "", "looks binary"},
+		{"invalid utf-8", []byte{'a', 0xff, 0xfe}, []string{"-"}, 2, "", "looks binary"},
+		{"over the cap", big, nil, 2, "", "larger than 1024 KiB"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write("script.yaml", "turns:\n  - text: ok\n")
+			args := append([]string{"run", "-m", "script:script.yaml", "--output", "stream-json"}, tt.args...)
+			r := e.run(tt.stdin, args...)
+			if r.code != tt.code {
+				t.Fatalf("exit %d, want %d: %s", r.code, tt.code, r.stderr)
+			}
+			if !strings.Contains(r.stderr, tt.stderr) {
+				t.Errorf("stderr %q lacks %q", r.stderr, tt.stderr)
+			}
+			if tt.code != 0 {
+				return
+			}
+			// The input reaches the session as the run's user entry.
+			got := sessionInput(t, e)
+			if got != tt.prompt {
+				t.Errorf("prompt %q, want %q", got, tt.prompt)
+			}
+		})
+	}
+}
+
+// sessionInput returns the first user input stored in the test's database.
+func sessionInput(t *testing.T, e *env) string {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(e.home, "data", "lovia.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	runs, err := db.Checkpoints().ListRuns(context.Background(), sqlite.RunFilter{})
+	if err != nil || len(runs) == 0 {
+		t.Fatalf("runs %v err %v", runs, err)
+	}
+	snap, err := db.Checkpoints().Load(context.Background(), runs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range snap.Entries {
+		if en.IsUser() {
+			return en.Text
+		}
+	}
+	return ""
+}
+
+func TestStructuredOutput(t *testing.T) {
+	schema := `{"type":"object","properties":{"verdict":{"type":"string","enum":["pass","fail"]},"count":{"type":"integer"}},"required":["verdict","count"],"additionalProperties":false}`
+	tests := []struct {
+		name   string
+		script string
+		code   int
+		want   string
+	}{
+		{"valid at once", "turns:\n  - text: '{\"verdict\": \"pass\", \"count\": 3}'\n", 0, `{"verdict":"pass","count":3}`},
+		{"repaired once", "turns:\n  - text: 'It passed, 3 tests.'\n  - text: '{\"verdict\": \"pass\", \"count\": 3}'\n", 0, `{"verdict":"pass","count":3}`},
+		{"still invalid after repair", "turns:\n  - text: 'nope'\n  - text: '{\"verdict\": \"maybe\"}'\n", 1, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write("script.yaml", tt.script)
+			e.write("schema.json", schema)
+			r := e.run(nil, "run", "-m", "script:script.yaml", "--output-schema", "schema.json", "--output", "json", "check")
+			if r.code != tt.code {
+				t.Fatalf("exit %d, want %d: %s\n%s", r.code, tt.code, r.stderr, r.stdout)
+			}
+			var s struct {
+				Status           string          `json:"status"`
+				StructuredOutput json.RawMessage `json:"structured_output"`
+				Turns            int             `json:"turns"`
+				Error            *struct{ Kind, Message string }
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
+				t.Fatalf("%v: %s", err, r.stdout)
+			}
+			if tt.code == 0 {
+				var got, want any
+				json.Unmarshal(s.StructuredOutput, &got)
+				json.Unmarshal([]byte(tt.want), &want)
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("structured_output %s, want %s", s.StructuredOutput, tt.want)
+				}
+			} else if s.Error == nil || s.Error.Kind != "output" {
+				t.Errorf("error %+v, want kind output", s.Error)
+			}
+		})
+	}
+	t.Run("invalid schema file", func(t *testing.T) {
+		e := newEnv(t)
+		e.write("script.yaml", "turns:\n  - text: x\n")
+		e.write("schema.json", `{"type": 12}`)
+		r := e.run(nil, "run", "-m", "script:script.yaml", "--output-schema", "schema.json", "check")
+		if r.code != 2 || !strings.Contains(r.stderr, "is not a valid JSON Schema") {
+			t.Errorf("exit %d: %s", r.code, r.stderr)
+		}
+	})
+}
+
+func TestBadConfigFiles(t *testing.T) {
+	tests := []struct {
+		name, where, body, want string
+	}{
+		{"syntax error", "project", "model: script:s.yaml\ncompaction:\n  compact_at: [0.5\n", ".lovia/config.yaml:3:"},
+		{"unknown key", "project", "modle: script:s.yaml\n", `.lovia/config.yaml:1:1: unknown key "modle"`},
+		{"wrong type", "user", "max_turns: lots\n", ".config/lovia/config.yaml:1:"},
+		{"bad preset file", "preset", "name: mine\ninstructionz: x\n", `.lovia/presets/mine.yaml:2:1: unknown key "instructionz"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write("s.yaml", "turns:\n  - text: ok\n")
+			switch tt.where {
+			case "project":
+				e.write(".lovia/config.yaml", tt.body)
+			case "preset":
+				e.write(".lovia/presets/mine.yaml", tt.body)
+			case "user":
+				p := filepath.Join(e.home, ".config", "lovia", "config.yaml")
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				os.WriteFile(p, []byte(tt.body), 0o644)
+			}
+			for _, args := range [][]string{{"run", "-m", "script:s.yaml", "x"}, {"config"}} {
+				if tt.where == "preset" && args[0] == "config" {
+					args = []string{"presets"}
+				}
+				r := e.run(nil, args...)
+				if r.code != 2 || !strings.Contains(r.stderr, tt.want) || !strings.Contains(r.stderr, "hint:") {
+					t.Errorf("%s: exit %d, stderr %q, want %q and a hint", args[0], r.code, r.stderr, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func TestConfigAndPresetsCommands(t *testing.T) {
+	e := newEnv(t)
+	e.write(".lovia/config.yaml", "model: script:s.yaml\nmax_turns: 7\n")
+	e.vars = append(e.vars, "LOVIA_PRESET=reviewer")
+	r := e.run(nil, "config", "--policy", "trusted")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`model\s+script:s.yaml\s+project .*\.lovia/config.yaml:1`),
+		regexp.MustCompile(`max_turns\s+7\s+project .*\.lovia/config.yaml:2`),
+		regexp.MustCompile(`preset\s+reviewer\s+env LOVIA_PRESET`),
+		regexp.MustCompile(`policy\s+trusted\s+flag --policy`),
+	} {
+		if !want.MatchString(r.stdout) {
+			t.Errorf("config output lacks %s:\n%s", want, r.stdout)
+		}
+	}
+	e.write(".lovia/presets/docs.yaml", "description: Writes documentation.\ninstructions: Write docs.\n")
+	r = e.run(nil, "presets")
+	for _, want := range []string{"coder", "reviewer *", "planner", "docs", "Writes documentation.", filepath.Join(".lovia", "presets", "docs.yaml"), "bundled"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("presets output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if r = e.run(nil, "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "lovia ") {
+		t.Errorf("version: %d %q", r.code, r.stdout)
+	}
+	if r = e.run(nil, "--help"); r.code != 0 || !strings.Contains(r.stdout, "lovia run") || !strings.Contains(r.stdout, "--model") {
+		t.Errorf("help: %d %q", r.code, r.stdout)
+	}
+}
+
+func TestRunIDReplay(t *testing.T) {
+	e := newEnv(t)
+	e.write("script.yaml", "turns:\n  - text: first answer\n")
+	r1 := e.run(nil, "run", "-m", "script:script.yaml", "--run-id", "job-42", "--output", "json", "go")
+	// The script has one turn: a second model call would fail, so a replay must not call it.
+	r2 := e.run(nil, "run", "-m", "script:script.yaml", "--run-id", "job-42", "--output", "json", "go")
+	if r1.code != 0 || r2.code != 0 {
+		t.Fatalf("exit %d / %d: %s %s", r1.code, r2.code, r1.stderr, r2.stderr)
+	}
+	for _, r := range []result{r1, r2} {
+		if !strings.Contains(r.stdout, `"output": "first answer"`) || !strings.Contains(r.stdout, `"run_id": "job-42"`) {
+			t.Errorf("output %s", r.stdout)
+		}
+	}
+}
+
+func TestSignals(t *testing.T) {
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		code int
+		kind string
+	}{{syscall.SIGINT, 130, "cancelled"}, {syscall.SIGTERM, 143, "terminated"}} {
+		t.Run(tc.sig.String(), func(t *testing.T) {
+			e := newEnv(t)
+			e.write("script.yaml", "turns:\n  - text: too slow\n    delay: 30s\n")
+			cmd := exec.Command(bin, "run", "-m", "script:script.yaml", "--output", "stream-json", "wait")
+			cmd.Dir, cmd.Env = e.dir, e.vars
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Wait for the model call to be under way, then signal.
+			dec := json.NewDecoder(out)
+			var lines []map[string]any
+			for {
+				var v map[string]any
+				if err := dec.Decode(&v); err != nil {
+					t.Fatalf("reading events: %v (stderr %s)", err, stderr.String())
+				}
+				lines = append(lines, v)
+				if v["type"] == "turn_started" {
+					break
+				}
+			}
+			start := time.Now()
+			cmd.Process.Signal(tc.sig)
+			for {
+				var v map[string]any
+				if err := dec.Decode(&v); err != nil {
+					break
+				}
+				lines = append(lines, v)
+			}
+			err = cmd.Wait()
+			code := cmd.ProcessState.ExitCode()
+			if code != tc.code || time.Since(start) > 10*time.Second {
+				t.Fatalf("exit %d after %v, want %d (err %v)", code, time.Since(start), tc.code, err)
+			}
+			last := lines[len(lines)-1]
+			runID, _ := last["run_id"].(string)
+			if last["type"] != "run_failed" || last["status"] != "interrupted" {
+				t.Errorf("last event %v", last)
+			}
+			if ev, _ := last["error"].(map[string]any); ev["kind"] != tc.kind {
+				t.Errorf("error %v, want kind %s", last["error"], tc.kind)
+			}
+			if !strings.Contains(stderr.String(), "interrupted — continue with: lovia resume "+runID) {
+				t.Errorf("stderr %q lacks the resume command", stderr.String())
+			}
+			db, err := sqlite.Open(context.Background(), filepath.Join(e.home, "data", "lovia.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			info, err := db.Checkpoints().GetRun(context.Background(), runID)
+			if err != nil || info.Status != store.StatusInterrupted {
+				t.Errorf("checkpoint status %v err %v, want interrupted", info.Status, err)
+			}
+		})
+	}
+}
