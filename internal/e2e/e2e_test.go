@@ -131,12 +131,12 @@ turns:
 `
 
 var (
-	reRun     = regexp.MustCompile(`run_[0-9a-f]{16}`)
-	reSes     = regexp.MustCompile(`ses_[0-9a-f]{16}`)
-	reCall    = regexp.MustCompile(`call_[0-9a-f]{8}_`)
-	reTime    = regexp.MustCompile(`"time":"[^"]+"`)
-	reDur     = regexp.MustCompile(`,"duration_ms":\d+`)
-	reMillis  = regexp.MustCompile(`\(\d+ ms\)`)
+	reRun    = regexp.MustCompile(`run_[0-9a-f]{16}`)
+	reSes    = regexp.MustCompile(`ses_[0-9a-f]{16}`)
+	reCall   = regexp.MustCompile(`call_[0-9a-f]{8}_`)
+	reTime   = regexp.MustCompile(`"time":"[^"]+"`)
+	reDur    = regexp.MustCompile(`,"duration_ms":\d+`)
+	reMillis = regexp.MustCompile(`\(\d+ ms\)`)
 )
 
 func (e *env) normalize(s string) string {
