@@ -124,11 +124,12 @@ func (p *planner) safeCut(k int) bool {
 // entries, stretched back to the latest user message when that costs at most twice
 // the budget, and moved back to a safe cut so the tail never holds half a pair.
 func (p *planner) tailStart() int {
+	keep := int(float64(p.keepRecent) / p.st.ratio()) // in raw estimate units
 	n := len(p.body)
 	acc, i := 0, n
 	for i > p.st.covered() {
 		t := p.r.entryTokens(p.body, p.raw, i-1, p.st)
-		if acc+t > p.keepRecent {
+		if acc+t > keep {
 			break
 		}
 		acc += t
@@ -137,7 +138,7 @@ func (p *planner) tailStart() int {
 	if p.anchor {
 		for u := i - 1; u >= p.st.covered(); u-- {
 			acc += p.r.entryTokens(p.body, p.raw, u, p.st)
-			if acc > 2*p.keepRecent {
+			if acc > 2*keep {
 				break
 			}
 			if p.body[u].IsUser() {
