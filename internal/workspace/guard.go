@@ -247,6 +247,9 @@ func (g *guard) nested(n syntax.Node, st *gstate, depth int) {
 	if n == nil {
 		return
 	}
+	if w, ok := n.(*syntax.Word); ok && w == nil {
+		return
+	}
 	syntax.Walk(n, func(x syntax.Node) bool {
 		switch x := x.(type) {
 		case *syntax.CmdSubst:
@@ -330,7 +333,9 @@ func (g *guard) assign(as *syntax.Assign, st *gstate, depth int) {
 	if as == nil {
 		return
 	}
-	g.nested(as.Value, st, depth)
+	if as.Value != nil {
+		g.nested(as.Value, st, depth)
+	}
 	if as.Array != nil {
 		g.nested(as.Array, st, depth)
 	}
