@@ -26,6 +26,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/plugin"
 	"github.com/lovia-dev/lovia/internal/runtime"
 	"github.com/lovia-dev/lovia/internal/tool"
+	"github.com/lovia-dev/lovia/internal/transcript"
 )
 
 // Defaults.
@@ -103,6 +104,9 @@ const (
 	StatusCompleted = "completed"
 	StatusFailed    = "failed"
 	StatusCancelled = "cancelled"
+	// StatusLost: the child was running when the parent run was interrupted (crash);
+	// a resumed parent knows it only from its transcript.
+	StatusLost = "lost"
 )
 
 type child struct {
@@ -132,7 +136,49 @@ type manager struct {
 	mu       sync.Mutex
 	children map[string]*child
 	order    []string
+	seq      int // highest child number used
 	wg       sync.WaitGroup
+
+	recovered sync.Once
+}
+
+// recover registers children an earlier attempt of this run started (a resumed run
+// after a crash): they are lost, and new ids must not reuse their numbers.
+func (m *manager) recover(rc *tool.RunContext) {
+	m.recovered.Do(func() {
+		if rc == nil || rc.Entries == nil {
+			return
+		}
+		for _, e := range rc.Entries() {
+			if e.Type != transcript.TypeToolResult || e.Name != "spawn_subagent" || e.IsError {
+				continue
+			}
+			rest, ok := strings.CutPrefix(e.Text, "Started subagent ")
+			if !ok {
+				continue
+			}
+			fields := strings.Fields(rest)
+			if len(fields) == 0 {
+				continue
+			}
+			id := strings.TrimSuffix(fields[0], ".")
+			m.mu.Lock()
+			if _, known := m.children[id]; !known {
+				c := &child{id: id, task: "(started before this run was interrupted)", done: make(chan struct{}), status: StatusLost,
+					errMsg: "the subagent was running when this run was interrupted; its work is lost. Spawn it again if you still need it."}
+				close(c.done)
+				m.children[id] = c
+				m.order = append(m.order, id)
+			}
+			if i := strings.LastIndex(id, ".sub"); i >= 0 {
+				var n int
+				if _, err := fmt.Sscan(id[i+4:], &n); err == nil && n > m.seq {
+					m.seq = n
+				}
+			}
+			m.mu.Unlock()
+		}
+	})
 }
 
 // Setup implements plugin.Plugin.
@@ -179,7 +225,8 @@ func (m *manager) newID() string {
 		_, _ = rand.Read(b[:])
 		parent = "run_" + hex.EncodeToString(b[:])
 	}
-	return fmt.Sprintf("%s.sub%d", parent, len(m.order)+1)
+	m.seq++
+	return fmt.Sprintf("%s.sub%d", parent, m.seq)
 }
 
 type spawnArgs struct {
@@ -202,6 +249,7 @@ func (m *manager) running() int {
 func (m *manager) spawnTool() tool.Tool {
 	return tool.NewResult("spawn_subagent", "Start a subagent on an independent task. It runs in the background with its own context; returns its id at once.",
 		func(ctx context.Context, rc *tool.RunContext, a spawnArgs) (tool.Result, error) {
+			m.recover(rc)
 			task := strings.TrimSpace(a.Task)
 			if task == "" {
 				return tool.Result{Text: "task is empty: describe the subagent's whole task", IsError: true}, nil
@@ -368,7 +416,8 @@ type waitArgs struct {
 
 func (m *manager) waitTool() tool.Tool {
 	return tool.NewResult("wait_subagents", "Wait until subagents finish (or the timeout passes) and return their reports.",
-		func(ctx context.Context, _ *tool.RunContext, a waitArgs) (tool.Result, error) {
+		func(ctx context.Context, rc *tool.RunContext, a waitArgs) (tool.Result, error) {
+			m.recover(rc)
 			m.mu.Lock()
 			ids := a.IDs
 			if len(ids) == 0 {
@@ -441,7 +490,8 @@ type cancelArgs struct {
 
 func (m *manager) cancelTool() tool.Tool {
 	return tool.NewResult("cancel_subagent", "Stop a running subagent (its partial work is discarded).",
-		func(ctx context.Context, _ *tool.RunContext, a cancelArgs) (tool.Result, error) {
+		func(ctx context.Context, rc *tool.RunContext, a cancelArgs) (tool.Result, error) {
+			m.recover(rc)
 			m.mu.Lock()
 			c, ok := m.children[a.ID]
 			known := strings.Join(m.order, ", ")

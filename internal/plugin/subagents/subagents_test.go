@@ -198,3 +198,45 @@ func TestLimitAndApprovals(t *testing.T) {
 		t.Fatalf("leftover child not cancelled: %+v", snap2)
 	}
 }
+
+// TestResumedParent: a parent run resumed after a crash knows its earlier children
+// only from its transcript. They are reported lost, and new children get fresh ids
+// (the old ones still exist in the checkpointer).
+func TestResumedParent(t *testing.T) {
+	kids := &children{store: store.NewMemory()}
+	p, _ := subagents.New(subagents.Config{Build: kids.build}, nil)
+	// What the crashed attempt left in the transcript.
+	history := []transcript.Entry{
+		transcript.UserInput("go"),
+		transcript.ToolCall("c1", "spawn_subagent", []byte(`{"task":"slow: old"}`)),
+		transcript.ToolResult("c1", "spawn_subagent", "Started subagent run_r.sub1. Its report will arrive as a message, or call wait_subagents.", false),
+	}
+	// The old child's run exists (it was interrupted with the parent).
+	kids.store.Checkpoints.Append(context.Background(), "run_r.sub1", nil, store.Head{Status: store.StatusInterrupted})
+	rc := &tool.RunContext{RunID: "run_r", Entries: func() []transcript.Entry { return history }}
+	c, err := p.Setup(context.Background(), rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	call := func(name, args string) tool.Result {
+		for _, tl := range c.Tools {
+			if tl.Spec().Name == name {
+				res, err := tl.Invoke(context.Background(), rc, []byte(args))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+		}
+		t.Fatalf("no tool %s", name)
+		return tool.Result{}
+	}
+	if res := call("spawn_subagent", `{"task":"fast: new"}`); res.IsError || !strings.Contains(res.Text, "run_r.sub2") {
+		t.Fatalf("spawn after resume = %+v", res)
+	}
+	res := call("wait_subagents", `{"timeout_seconds":30}`)
+	if !strings.Contains(res.Text, "[subagent run_r.sub1 lost]") || !strings.Contains(res.Text, "Spawn it again") || !strings.Contains(res.Text, "[subagent run_r.sub2 completed") {
+		t.Fatalf("wait after resume = %s", res.Text)
+	}
+}
