@@ -175,18 +175,29 @@ func (c *CheckpointStore) Load(ctx context.Context, runID string) (*store.Snapsh
 // decodeEntries parses one stored batch (a JSON array of entries).
 func decodeEntries(data []byte) ([]transcript.Entry, error) {
 	var out []transcript.Entry
-	if err := json.Unmarshal(data, &out); err != nil {
+	if err := decodeEntriesInto(data, &out); err != nil {
 		return nil, err
 	}
-	for i, e := range out {
+	return out, nil
+}
+
+// decodeEntriesInto appends the decoded batch to *out[:0].
+func decodeEntriesInto(data []byte, out *[]transcript.Entry) error {
+	if err := json.Unmarshal(data, out); err != nil {
+		return err
+	}
+	if *out == nil {
+		return fmt.Errorf("batch is null, not a list of entries")
+	}
+	for i, e := range *out {
 		switch e.Type {
 		case transcript.TypeInput, transcript.TypeAssistantText, transcript.TypeReasoning,
 			transcript.TypeToolCall, transcript.TypeToolResult:
 		default:
-			return nil, fmt.Errorf("entry %d has unknown type %q", i, e.Type)
+			return fmt.Errorf("entry %d has unknown type %q", i, e.Type)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 type rawBatch struct {
@@ -227,14 +238,16 @@ func decodeBatches(raw []rawBatch, nBatches, nEntries int64) ([]transcript.Entry
 		if i+1 < len(raw) {
 			next = raw[i+1].first
 		}
-		es, err := decodeEntries(b.data)
-		if err != nil {
+		// Decode straight into the batch's place: Unmarshal appends to a zero-length
+		// slice, and the capped capacity keeps a longer batch from spilling into the
+		// next one (it reallocates instead, and the count check refuses it).
+		es := entries[b.first:b.first:next]
+		if err := decodeEntriesInto(b.data, &es); err != nil {
 			return fmt.Errorf("batch %d: %w", b.seq, err)
 		}
 		if int64(len(es)) != next-b.first {
 			return fmt.Errorf("batch %d holds %d entries, its place holds %d", b.seq, len(es), next-b.first)
 		}
-		copy(entries[b.first:next], es)
 		return nil
 	}
 	workers := min(runtime.GOMAXPROCS(0), 8, len(raw))
