@@ -240,3 +240,60 @@ func TestResumedParent(t *testing.T) {
 		t.Fatalf("wait after resume = %s", res.Text)
 	}
 }
+
+// TestCrashAndResumeParent interrupts the parent while it waits for a child, then
+// resumes it from its checkpoint: the pending wait is re-run and reports the child lost.
+func TestCrashAndResumeParent(t *testing.T) {
+	kids := &children{store: store.NewMemory()}
+	parentStore := store.NewMemory()
+	p, _ := subagents.New(subagents.Config{Build: kids.build}, nil)
+	sc := &script.Script{Turns: []script.Turn{
+		plugintest.Calls(plugintest.Call("spawn_subagent", map[string]any{"task": "slow: big job"})),
+		plugintest.Calls(plugintest.Call("wait_subagents", map[string]any{"timeout_seconds": 60})),
+		plugintest.Say("recovered"),
+	}}
+	a := plugintest.Agent(p)
+	opts := func() runtime.Options {
+		return runtime.Options{
+			Resolve:      plugintest.Resolver(script.New("parent", sc)),
+			Checkpointer: parentStore.Checkpoints,
+			RunID:        "run_c",
+			Approvals:    runtime.ApprovalDenyAll,
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h := runtime.Start(ctx, a, runtime.Text("go"), opts())
+	for ev := range h.Events() {
+		if ev.Type == event.ToolCallStarted && ev.Name == "wait_subagents" {
+			h.Cancel(nil) // the "crash": the run stops mid-wait
+		}
+	}
+	if _, err := h.Result(); err == nil {
+		t.Fatal("interrupted run reported success")
+	}
+	h = runtime.Resume(ctx, a, "run_c", opts())
+	for range h.Events() {
+	}
+	res, err := h.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Output != "recovered" {
+		t.Fatalf("output = %q", res.Output)
+	}
+	var wait string
+	for _, e := range res.Entries {
+		if e.Type == transcript.TypeToolResult && e.Name == "wait_subagents" {
+			wait = e.Text
+		}
+	}
+	if !strings.Contains(wait, "[subagent run_c.sub1 lost]") {
+		t.Fatalf("wait after resume = %q", wait)
+	}
+	// The child of the crashed attempt did not keep running.
+	snap, _ := kids.store.Checkpoints.Load(context.Background(), "run_c.sub1")
+	if snap == nil || snap.Head.Status == store.StatusRunning {
+		t.Fatalf("old child still running: %+v", snap)
+	}
+}
