@@ -78,7 +78,13 @@ func TestPropertyViews(t *testing.T) {
 				}
 				return fmt.Sprintf("## Goal\nsummary of %d entries after %d chars", len(r.Entries), len(r.Previous)), nil
 			})
-			c := New(Config{ReserveOutputTokens: 2_000}, WithSummarizer(sum), WithStore(NewDirStore(t.TempDir())))
+			dir := t.TempDir()
+			newPolicy := func() *Compaction {
+				return New(Config{ReserveOutputTokens: 2_000}, WithSummarizer(sum), WithStore(NewDirStore(dir)))
+			}
+			c := newPolicy()
+			run := 1
+			fresh := false // a new process knows no previous view: StablePrefix is 0
 			s := &randomSession{rng: rng}
 			recall := rng.IntN(2) == 0
 			names := []string{"shell"}
@@ -90,19 +96,29 @@ func TestPropertyViews(t *testing.T) {
 			var prevView []transcript.Entry
 			for step := range 60 {
 				s.step()
-				r := Request{RunID: "r", SessionID: "s", Body: s.body, ContextWindow: window, State: state, ToolNames: names,
+				switch rng.IntN(30) {
+				case 0: // the next run of the session: the loop has no state, the policy carries it
+					run++
+					state = nil
+				case 1: // resume in a new process: only the checkpointed state survives
+					c = newPolicy()
+					fresh = true
+				}
+				r := Request{RunID: fmt.Sprint("r", run), SessionID: "s", Body: s.body, ContextWindow: window, State: state, ToolNames: names,
 					LastInputTokens: rng.IntN(window), Force: rng.IntN(25) == 0}
 				res := mustCompact(t, c, r)
 				if rng.IntN(15) == 0 { // an overflow retry of the same call
 					r.Overflow, r.Force, r.State = true, false, res.State
 					res2 := mustCompact(t, c, r)
 					// The retry's view counts as the next view.
-					checkStep(t, step, s.body, prevState, prevView, res, recall)
+					checkStep(t, step, s.body, prevState, prevView, res, recall, fresh)
+					fresh = false
 					prevState, _ = ParseState(res.State)
 					prevView = res.View
 					res = res2
 				}
-				checkStep(t, step, s.body, prevState, prevView, res, recall)
+				checkStep(t, step, s.body, prevState, prevView, res, recall, fresh)
+				fresh = false
 				state = res.State
 				prevState, _ = ParseState(res.State)
 				prevView = res.View
@@ -111,7 +127,7 @@ func TestPropertyViews(t *testing.T) {
 	}
 }
 
-func checkStep(t *testing.T, step int, body []transcript.Entry, prev *State, prevView []transcript.Entry, res Result, recall bool) {
+func checkStep(t *testing.T, step int, body []transcript.Entry, prev *State, prevView []transcript.Entry, res Result, recall, fresh bool) {
 	t.Helper()
 	checkPairs(t, res.View)
 	st, err := ParseState(res.State)
@@ -131,8 +147,18 @@ func checkStep(t *testing.T, step int, body []transcript.Entry, prev *State, pre
 	if prev.Summary != nil && (st.Summary == nil || st.Summary.Covered < prev.Summary.Covered) {
 		t.Fatalf("step %d: summary coverage went back", step)
 	}
+	stable := 0
+	for stable < min(len(prevView), len(res.View)) && reflect.DeepEqual(prevView[stable], res.View[stable]) {
+		stable++
+	}
+	if fresh {
+		stable = 0
+	}
+	if res.StablePrefix != stable {
+		t.Fatalf("step %d: StablePrefix %d, but %d leading entries are unchanged", step, res.StablePrefix, stable)
+	}
 	if !res.Compacted {
-		if len(res.View) < len(prevView) || res.StablePrefix != len(prevView) {
+		if len(res.View) < len(prevView) || stable != len(prevView) && !fresh {
 			t.Fatalf("step %d: no new decision but the view does not extend the previous one (stable %d of %d)",
 				step, res.StablePrefix, len(prevView))
 		}
