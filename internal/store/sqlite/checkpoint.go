@@ -70,7 +70,7 @@ func (c *CheckpointStore) Append(ctx context.Context, runID string, entries []tr
 				return err
 			}
 			if h != nil {
-				return heldError(runID, h)
+				return db.heldError(runID, h)
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM run_claims WHERE run_id = ?`, runID); err != nil {
 				return err
@@ -449,7 +449,7 @@ func (c *CheckpointStore) deleteRun(ctx context.Context, runID, op string, mustE
 			return err
 		}
 		if h != nil {
-			return heldError(runID, h)
+			return db.heldError(runID, h)
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE run_id = ?`, runID)
 		if err != nil {

@@ -382,3 +382,35 @@ func TestRedactJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestClaimFromAnotherHost(t *testing.T) {
+	ctx := ctxT(t)
+	db := openTest(t)
+	cp := db.Checkpoints()
+	if err := cp.Append(ctx, "r", []transcript.Entry{transcript.UserInput("x")}, running("a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.sql.ExecContext(ctx, `UPDATE run_claims SET host = 'other-box', pid = 1`); err != nil {
+		t.Fatal(err)
+	}
+	// Unknowable: assumed alive.
+	if ri, _ := cp.GetRun(ctx, "r"); ri.Status != store.StatusRunning || ri.Holder == nil || ri.Holder.Host != "other-box" {
+		t.Fatalf("run held on another host: %+v", ri)
+	}
+	err := cp.Append(ctx, "r", nil, running("a"))
+	if errs.KindOf(err) != errs.KindRunConflict || !strings.Contains(errs.HintOf(err), "other-box") {
+		t.Fatalf("append: %v (hint %q)", err, errs.HintOf(err))
+	}
+	if broke, err := db.BreakClaim(ctx, "r"); !broke || err != nil {
+		t.Fatalf("BreakClaim = %v, %v", broke, err)
+	}
+	if ri, _ := cp.GetRun(ctx, "r"); ri.Status != store.StatusInterrupted {
+		t.Errorf("after BreakClaim: %s", ri.Status)
+	}
+	if err := cp.Append(ctx, "r", nil, running("a")); err != nil {
+		t.Errorf("append after BreakClaim: %v", err)
+	}
+	if broke, _ := db.BreakClaim(ctx, "nothing"); broke {
+		t.Error("BreakClaim of an unclaimed run reported a claim")
+	}
+}

@@ -73,10 +73,27 @@ func (db *DB) liveOther(ctx context.Context, q querier, runID string) (*Holder, 
 	return nil, nil
 }
 
-func heldError(runID string, h *Holder) error {
-	return errs.Newf(errs.KindRunConflict,
-		fmt.Sprintf("wait for that process to finish or stop it (kill %d); `lovia runs show %s` shows its state", h.PID, runID),
-		"run %s is in use by another lovia process (%s)", runID, h)
+func (db *DB) heldError(runID string, h *Holder) error {
+	hint := fmt.Sprintf("wait for that process to finish or stop it (kill %d); `lovia runs show %s` shows its state", h.PID, runID)
+	if h.Host != db.self.Host {
+		hint = fmt.Sprintf("lovia cannot check processes on %s; if that process is gone, break its claim (BreakClaim) and resume", h.Host)
+	}
+	return errs.Newf(errs.KindRunConflict, hint, "run %s is in use by another lovia process (%s)", runID, h)
+}
+
+// BreakClaim drops runID's claim whoever holds it: the escape hatch for a claim this
+// host cannot check (another machine or container sharing the file) whose process is
+// known to be gone. It reports whether there was a claim.
+func (db *DB) BreakClaim(ctx context.Context, runID string) (bool, error) {
+	var n int64
+	err := db.write(ctx, "break claim of run "+runID, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM run_claims WHERE run_id = ?`, runID)
+		if err == nil {
+			n, _ = res.RowsAffected()
+		}
+		return err
+	})
+	return n > 0, err
 }
 
 // takeClaim records this process as runID's holder unless another live process
@@ -90,7 +107,7 @@ func (db *DB) takeClaim(ctx context.Context, tx *sql.Tx, runID string) error {
 		return nil
 	}
 	if h != nil && db.alive(*h) {
-		return heldError(runID, h)
+		return db.heldError(runID, h)
 	}
 	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO run_claims (run_id, host, pid, start_time, claimed_at) VALUES (?, ?, ?, ?, ?)`,
 		runID, db.self.Host, db.self.PID, db.self.StartTime, db.now().UnixMilli())

@@ -385,7 +385,7 @@ func (s *SessionStore) DeleteSession(ctx context.Context, sessionID string) erro
 				return err
 			}
 			if h != nil {
-				return heldError(id, h)
+				return db.heldError(id, h)
 			}
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, sessionID)
