@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lovia-dev/lovia/internal/compaction"
 	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/plugin"
 	"github.com/lovia-dev/lovia/internal/provider"
@@ -120,4 +121,28 @@ func BenchmarkTurnSQLite(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(float64(median(early)), "ns/turn@10")
 	b.ReportMetric(float64(median(late)), "ns/turn@200")
+}
+
+// BenchmarkTurnDefaultPolicy is BenchmarkTurnOverhead with the default context policy
+// rendering every view (small outputs, so nothing is compacted: the steady state).
+func BenchmarkTurnDefaultPolicy(b *testing.B) {
+	const n = 1000
+	var early, late []time.Duration
+	for i := 0; i < b.N; i++ {
+		st := benchRunWith(b, n, func(o Options) Options {
+			o = withStores(o, memStore())
+			o.ContextPolicy = compaction.New(compaction.Config{})
+			return o
+		})
+		for j := 5; j < 25; j++ {
+			early = append(early, st[j+1].Sub(st[j]))
+		}
+		for j := n - 22; j < n-2; j++ {
+			late = append(late, st[j+1].Sub(st[j]))
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/turn")
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(median(early)), "ns/turn@10")
+	b.ReportMetric(float64(median(late)), "ns/turn@1000")
 }
