@@ -299,3 +299,18 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 		t.Errorf("%d migration rows, want %d", n, SchemaVersion())
 	}
 }
+
+func TestOpenOddPath(t *testing.T) {
+	ctx := ctxT(t)
+	path := filepath.Join(t.TempDir(), "my docs", "what?#%20x.db")
+	db := openAt(t, path)
+	if err := db.Sessions().Append(ctx, "s", "r", []transcript.Entry{transcript.UserInput("x")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("database not at the given path: %v", err)
+	}
+	if db.Path() != path {
+		t.Errorf("Path() = %q", db.Path())
+	}
+}
