@@ -157,9 +157,12 @@ type scriptedProvider struct {
 	deltas []provider.Delta
 	err    error
 	reqs   []provider.Request
+	window int
 }
 
-func (p *scriptedProvider) Info() provider.Info { return provider.Info{Provider: "fake", Model: "m"} }
+func (p *scriptedProvider) Info() provider.Info {
+	return provider.Info{Provider: "fake", Model: "m", ContextWindow: p.window}
+}
 
 func (p *scriptedProvider) Stream(_ context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
 	p.reqs = append(p.reqs, req)
@@ -244,6 +247,11 @@ func TestFormatEntriesBoundsTotal(t *testing.T) {
 	if !strings.Contains(out, cv.body[len(cv.body)-1].Text) {
 		t.Error("the newest entry was shortened")
 	}
+	// Far over: the oldest entries are dropped, and the text says so.
+	out = FormatEntries(cv.body, 4000, 3_000)
+	if len(out) > 4_000 || !strings.Contains(out, "older entries omitted") {
+		t.Errorf("formatted %d bytes: %.80q", len(out), out)
+	}
 }
 
 func TestLLMSummarizerResolvesLazily(t *testing.T) {
@@ -290,5 +298,21 @@ func TestCancelledSummaryIsNotAFailure(t *testing.T) {
 	st, _ := ParseState(res.State)
 	if st.SummaryFailures != 0 {
 		t.Errorf("a cancelled run counted a summary failure")
+	}
+}
+
+func TestLLMSummarizerFitsTheModelWindow(t *testing.T) {
+	e := transcript.AssistantText("## Goal\nok")
+	p := &scriptedProvider{deltas: []provider.Delta{{Kind: provider.DeltaEntry, Entry: &e}}, window: 16_000}
+	cv := &conv{}
+	for range 100 {
+		cv.tool("shell", big("o", 3000), false)
+	}
+	if _, err := NewLLMSummarizer(p, "m").Summarize(context.Background(), SummaryRequest{Entries: cv.body, MaxTokens: 2000}); err != nil {
+		t.Fatal(err)
+	}
+	r := p.reqs[0]
+	if tokens := (len(r.System) + len(r.Entries[0].Text)) / 3; tokens+r.MaxOutputTokens > 16_000 {
+		t.Errorf("summary request of ~%d tokens + %d output does not fit a 16k window", tokens, r.MaxOutputTokens)
 	}
 }

@@ -70,8 +70,9 @@ type LLMSummarizer struct {
 	Resolve func(ctx context.Context, model string) (provider.Provider, error)
 	// Model is passed in the request (providers built for one model ignore it).
 	Model string
-	// MaxInputChars bounds the transcript text sent (default 400000); the oldest
-	// entries of an oversized batch are shortened first.
+	// MaxInputChars bounds the transcript text sent (default 400000, and never more
+	// than the summarizing model's window allows); the oldest entries of an
+	// oversized batch are shortened first.
 	MaxInputChars int
 	// MaxEntryChars bounds one entry's text in the transcript sent (default 4000).
 	MaxEntryChars int
@@ -120,7 +121,13 @@ func (s *LLMSummarizer) Summarize(ctx context.Context, req SummaryRequest) (stri
 		b.WriteString("\n</previous_summary>\n\n")
 	}
 	b.WriteString("<new_messages>\n")
-	b.WriteString(FormatEntries(req.Entries, s.maxEntry(), s.maxInput()))
+	maxIn := s.maxInput()
+	if w := prov.Info().ContextWindow; w > 0 {
+		// Leave room for the reply and the prompt; 3 characters per token is a
+		// conservative rate for code and logs.
+		maxIn = min(maxIn, max(4000, (w-maxTok*5/4-len(sys)/3-len(req.Previous)/3-1000)*3))
+	}
+	b.WriteString(FormatEntries(req.Entries, s.maxEntry(), maxIn))
 	b.WriteString("</new_messages>\n\nWrite the updated summary now.")
 	preq := provider.Request{
 		Model:           s.Model,
@@ -213,6 +220,15 @@ func FormatEntries(entries []transcript.Entry, maxEntry, maxTotal int) string {
 		short := clip(blocks[i], 200) + "\n\n"
 		total -= len(blocks[i]) - len(short)
 		blocks[i] = short
+	}
+	// Still over: drop the oldest blocks altogether, saying so.
+	drop := 0
+	for drop < len(blocks)-1 && total > maxTotal {
+		total -= len(blocks[drop])
+		drop++
+	}
+	if drop > 0 {
+		return fmt.Sprintf("[%d older entries omitted]\n\n", drop) + strings.Join(blocks[drop:], "")
 	}
 	return strings.Join(blocks, "")
 }
