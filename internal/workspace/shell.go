@@ -79,6 +79,26 @@ func (s *SandboxExecutor) Command(ctx context.Context, req ExecRequest) (*exec.C
 	return cmd, nil
 }
 
+// Probe runs `true` through the helper once, so a helper that cannot start (e.g. a
+// binary without the hidden subcommand) is found before the first real command.
+func (s *SandboxExecutor) Probe() error {
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		return nil // nothing to probe with; real commands will report errors
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd, err := s.Command(ctx, ExecRequest{Path: truePath, Args: []string{"true"}, Dir: "/"})
+	if err != nil {
+		return err
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
 func (s *SandboxExecutor) Describe() string {
 	return "Commands run in a Landlock sandbox: child processes (including scripts such as python -c) can write only to " + strings.Join(s.Writable, ", ") + "."
 }
@@ -284,9 +304,18 @@ func (r *shellRun) exec(ctx context.Context, args []string) error {
 			env = append(env, name+"="+v.Str)
 		}
 	}
+	// Writes the person approved (for this call, or just now at run time) are opened
+	// in the sandbox for this process only.
 	var writable []string
 	if r.req.Approved {
 		writable = r.req.Writable
+	}
+	if a.Decision == Ask {
+		for _, c := range a.Claims {
+			if c.Op == OpWrite && c.Verdict == Ask && c.Abs != "" {
+				writable = append(writable, existingAncestor(c.Abs))
+			}
+		}
 	}
 	cmd, err := r.s.executor.Command(ctx, ExecRequest{Path: path, Args: args, Dir: hc.Dir, Env: env, Writable: writable})
 	if err != nil {

@@ -213,7 +213,8 @@ func TestSandboxConfinesInterpreters(t *testing.T) {
 	cmds := []string{
 		py + ` -c 'open("` + outside + `", "w").write("x")'`,
 		`perl -e 'open(F, ">", "` + outside + `") or die "denied: $!"; print F "x"'`,
-		`sh -c 'echo x > ` + outside + `'`,
+		// The payload's target is dynamic: the guard cannot open it in the sandbox.
+		`sh -c 'f=$(printf %s ` + outside + `); echo x > "$f"'`,
 	}
 	for _, c := range cmds {
 		res, out := run(t, w, ShellRequest{Command: c, Approved: true})
@@ -239,5 +240,30 @@ func TestSandboxConfinesInterpreters(t *testing.T) {
 	res, out = run(t, w, ShellRequest{Command: py + ` -c 'open("` + target + `/f", "w").write("x")'`, Approved: true, Writable: []string{target}})
 	if res.ExitCode != 0 {
 		t.Fatalf("approved write failed: %+v %q", res, out)
+	}
+}
+
+func TestSandboxHelperProbe(t *testing.T) {
+	if v, _ := sandbox.ABI(); v == 0 {
+		t.Skip("Landlock unavailable")
+	}
+	e := newTestEnv(t)
+	cfg := e.config(PresetCoding)
+	cfg.SandboxHelper = []string{"/bin/false"}
+	cfg.Sandbox = SandboxAuto
+	w, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Sandboxed() || !strings.Contains(w.SandboxNote(), "helper failed") || !strings.Contains(w.Instructions(), "confined by the policy checks only") {
+		t.Fatalf("auto with a broken helper: sandboxed=%v note=%q", w.Sandboxed(), w.SandboxNote())
+	}
+	cfg.Sandbox = SandboxRequired
+	if _, err := New(cfg); err == nil {
+		t.Fatal("required with a broken helper accepted")
+	}
+	cfg.Sandbox = "sometimes"
+	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "unknown sandbox mode") {
+		t.Fatalf("bad mode: %v", err)
 	}
 }

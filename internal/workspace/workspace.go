@@ -78,7 +78,7 @@ func New(cfg Config) (*Workspace, error) {
 				return nil, errs.Wrap(errs.KindConfig, abiErr, "sandbox required but unavailable", "run on a Linux kernel with Landlock enabled, or use --sandbox auto|off")
 			}
 			w.sandboxNote = "the Landlock sandbox is unavailable on this system, commands are confined by the policy checks only"
-			slog.Warn("workspace: "+w.sandboxNote, "err", abiErr)
+			slog.Debug("workspace: "+w.sandboxNote, "err", abiErr)
 			w.executor = DirectExecutor{}
 			break
 		}
@@ -90,7 +90,17 @@ func New(cfg Config) (*Workspace, error) {
 			}
 			helper = []string{exe, sandbox.Subcommand}
 		}
-		w.executor = &SandboxExecutor{Helper: helper, Writable: p.WritableRoots(), Readable: []string{"/"}, Required: mode == SandboxRequired}
+		sb := &SandboxExecutor{Helper: helper, Writable: p.WritableRoots(), Readable: []string{"/"}, Required: mode == SandboxRequired}
+		if err := sb.Probe(); err != nil {
+			if mode == SandboxRequired {
+				return nil, errs.Wrap(errs.KindConfig, err, "sandbox required but its helper does not work", "check that `lovia "+sandbox.Subcommand+"` is available (same lovia binary), or use --sandbox auto|off")
+			}
+			w.sandboxNote = "the sandbox helper failed (" + err.Error() + "), commands are confined by the policy checks only"
+			slog.Debug("workspace: " + w.sandboxNote)
+			w.executor = DirectExecutor{}
+			break
+		}
+		w.executor = sb
 	default:
 		return nil, errs.Newf(errs.KindConfig, "use --sandbox off, auto or required", "unknown sandbox mode %q", cfg.Sandbox)
 	}
