@@ -1,0 +1,243 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/usage"
+)
+
+func TestStreamSettles(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		deltas  []string
+		settled []string // chunks handed out, in order
+		tail    string
+	}{
+		{"paragraph still open", []string{"Hello wor", "ld"}, nil, "Hello world"},
+		{"blank line then text", []string{"One.\n\nTw", "o"}, []string{"One.\n\n"}, "Two"},
+		{"blank line, next block unknown yet", []string{"One.\n\n"}, nil, "One.\n\n"},
+		{"list continues after blank", []string{"- a\n\n- b\n"}, nil, "- a\n\n- b\n"},
+		{"list ends at paragraph", []string{"- a\n- b\n\nAfter\n"}, []string{"- a\n- b\n\n"}, "After\n"},
+		{"open fence keeps blank lines", []string{"```go\nx := 1\n\ny := 2\n"}, nil, "```go\nx := 1\n\ny := 2\n"},
+		{"closed fence settles", []string{"Intro\n```go\nx\n```\nmore"}, []string{"Intro\n```go\nx\n```\n"}, "more"},
+		{"heading settles at once", []string{"# Title\nText"}, []string{"# Title\n"}, "Text"},
+		{"indented continuation", []string{"para\n\n    code\n"}, nil, "para\n\n    code\n"},
+		{"tilde fence", []string{"~~~\na\n\nb\n~~~\n"}, []string{"~~~\na\n\nb\n~~~\n"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s mdStream
+			var got []string
+			for _, d := range tc.deltas {
+				s.Append(d)
+				if c := s.takeSettled(); c != "" {
+					got = append(got, c)
+				}
+			}
+			if !slices.Equal(got, tc.settled) {
+				t.Errorf("settled = %q, want %q", got, tc.settled)
+			}
+			if s.tail() != tc.tail {
+				t.Errorf("tail = %q, want %q", s.tail(), tc.tail)
+			}
+		})
+	}
+}
+
+func TestStreamTailRenderIsCachedAndBounded(t *testing.T) {
+	var s mdStream
+	var md markdown
+	th := NewTheme(true, false)
+	s.Append("```go\n")
+	for i := 0; i < 500; i++ {
+		s.Append("fmt.Println(1)\n")
+	}
+	out := s.renderTail(&md, th, 80, 10)
+	if n := strings.Count(out, "\n") + 1; n > 10 {
+		t.Fatalf("tail render has %d lines, limit 10", n)
+	}
+	if again := s.renderTail(&md, th, 80, 10); again != out {
+		t.Fatal("cache returned a different render")
+	}
+}
+
+func FuzzStream(f *testing.F) {
+	f.Add("Hello\n\nworld\n```go\nx\n\n```\n- a\n\n- b\n# h\n", 3)
+	f.Add("~~~\n\n~~~\n\n1. x\n2) y\n\n> q\n", 1)
+	f.Fuzz(func(t *testing.T, text string, step int) {
+		if step <= 0 || step > 64 {
+			step = 7
+		}
+		var s mdStream
+		var settled strings.Builder
+		for i := 0; i < len(text); i += step {
+			s.Append(text[i:min(len(text), i+step)])
+			settled.WriteString(s.takeSettled())
+		}
+		if settled.String()+s.tail() != text {
+			t.Fatalf("settled+tail != text")
+		}
+	})
+}
+
+func TestTidyStripsGlamourPadding(t *testing.T) {
+	var md markdown
+	out := md.render("Hello **world**.\n\n- a\n- b\n", NewTheme(true, true), 80)
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasSuffix(ansi.Strip(l), " ") {
+			t.Fatalf("trailing padding left: %q", l)
+		}
+	}
+	if plain := ansi.Strip(out); !strings.Contains(plain, "Hello world.") || !strings.HasPrefix(plain, "  Hello") {
+		t.Fatalf("render = %q", plain)
+	}
+}
+
+func FuzzSanitize(f *testing.F) {
+	f.Add("plain")
+	f.Add("\x1b[31mred\x1b[0m\r\n\x1b]8;;http://x\x07link\x1b]8;;\x07\ttab\x00")
+	f.Fuzz(func(t *testing.T, s string) {
+		out := sanitize(s)
+		for _, r := range out {
+			if (r < 0x20 && r != '\n') || r == 0x7f {
+				t.Fatalf("control %U left in %q", r, out)
+			}
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(out) {
+			t.Fatalf("valid input became invalid UTF-8")
+		}
+	})
+}
+
+func TestUnifiedDiff(t *testing.T) {
+	d := unifiedDiff("a.go", "1\n2\n3\n4\n5\n6\n7\n8\n9\n", "1\n2\n3\n4\nfive\n6\n7\n8\n9\nten\n")
+	want := "--- a/a.go\n+++ b/a.go\n@@ -2,8 +2,9 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n 9\n+ten"
+	if d != want {
+		t.Fatalf("diff:\n%s\nwant:\n%s", d, want)
+	}
+	if d := unifiedDiff("new.txt", "", "a\nb\n"); !strings.Contains(d, "@@ -0,0 +1,2 @@\n+a\n+b") {
+		t.Fatalf("new-file diff:\n%s", d)
+	}
+}
+
+func TestFuzzyScoreRanksBaseNameMatches(t *testing.T) {
+	c := completeFile("@model", []string{"internal/models/x.go", "internal/tui/model.go", "docs/modules.md", "cmd/root.go"}, 8)
+	if c == nil || c.items[0] != "@internal/tui/model.go" {
+		t.Fatalf("completion = %+v", c)
+	}
+	for _, it := range c.items {
+		if it == "@cmd/root.go" {
+			t.Fatal("non-matching file offered")
+		}
+	}
+}
+
+func TestIndexFilesHonoursGitignore(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		".gitignore":        "*.log\n/build/\nnode_modules\n!keep.log\n",
+		"main.go":           "",
+		"debug.log":         "",
+		"keep.log":          "",
+		"build/out.bin":     "",
+		"src/build/x.go":    "",
+		"node_modules/a.js": "",
+		"web/.gitignore":    "dist/\n",
+		"web/dist/app.js":   "",
+		"web/src/app.ts":    "",
+		".git/HEAD":         "",
+	}
+	for p, body := range files {
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := indexFiles(context.Background(), root)
+	slices.Sort(got)
+	want := []string{".gitignore", "keep.log", "main.go", "src/build/x.go", "web/.gitignore", "web/src/app.ts"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("indexed %q\nwant    %q", got, want)
+	}
+}
+
+func TestCostEstimate(t *testing.T) {
+	c, ok := estimateCost("anthropic:claude-sonnet-4-5", usage.Usage{InputTokens: 1_000_000, CachedInputTokens: 500_000, OutputTokens: 100_000})
+	if !ok || c < 3.14 || c > 3.16 { // 0.5M*3 + 0.5M*0.3 + 0.1M*15 = 1.5+0.15+1.5
+		t.Fatalf("cost = %v %v", c, ok)
+	}
+	if _, ok := estimateCost("openai:some-unknown", usage.Usage{}); ok {
+		t.Fatal("unknown model priced")
+	}
+	if c, ok := estimateCost("script:x.yaml", usage.Usage{InputTokens: 5}); !ok || c != 0 {
+		t.Fatal("scripted models are free")
+	}
+	if fmtTokens(1234) != "1.2k" || fmtTokens(999) != "999" || fmtTokens(2_500_000) != "2.5M" {
+		t.Fatal("fmtTokens")
+	}
+}
+
+func TestNoColorScrollbackHasNoColour(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.m.cfg.Profile = colorprofile.Ascii
+	h.typeText("x")
+	h.enter()
+	h.events(textDelta("Some **bold** text\n\n"), toolStarted("c", "shell", `{"command":"false"}`),
+		toolDone("c", "shell", "boom", 5, true))
+	out := h.printed.String()
+	if strings.Contains(out, "38;") || strings.Contains(out, "48;") {
+		t.Fatalf("colour codes in NO_COLOR scrollback: %q", out)
+	}
+	if !strings.Contains(ansi.Strip(out), "boom") {
+		t.Fatalf("content lost: %q", out)
+	}
+}
+
+func TestThemeFromEnv(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		dark bool
+	}{
+		{nil, true},
+		{[]string{"LOVIA_THEME=light"}, false},
+		{[]string{"COLORFGBG=0;15"}, false},
+		{[]string{"COLORFGBG=15;0"}, true},
+		{[]string{"COLORFGBG=0;15", "LOVIA_THEME=dark"}, true},
+	} {
+		if got := darkFromEnv(tc.env); got != tc.dark {
+			t.Errorf("darkFromEnv(%v) = %v", tc.env, got)
+		}
+	}
+	// NO_COLOR downgrades the detected profile, which turns colour off.
+	var buf bytes.Buffer
+	if p := colorprofile.Detect(&buf, []string{"TERM=xterm-256color", "NO_COLOR=1"}); p > colorprofile.Ascii {
+		t.Fatalf("NO_COLOR profile = %v", p)
+	}
+}
+
+func TestRunRefusesWithoutTerminal(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = Run(context.Background(), Options{Backend: &fakeBackend{}, Out: f, In: f})
+	if err == nil || !strings.Contains(err.Error(), "not a TTY") || !strings.Contains(errHint(err), "lovia run") {
+		t.Fatalf("err = %v (hint %q)", err, errHint(err))
+	}
+}
+
+func errHint(err error) string { return errs.HintOf(err) }
