@@ -64,6 +64,7 @@ type loop struct {
 	lastInputTokens int
 	pendingHandoff  string
 	badArgs         map[string]string // call id -> arguments that were not valid JSON
+	callIDs         map[string]bool   // call ids of this run
 	granted         map[string]bool
 	repairsLeft     int
 	callSeq         int          // generated call ids (run goroutine only)
@@ -79,7 +80,7 @@ type loop struct {
 }
 
 func newLoop(h *Handle, a *agent.Agent, input []transcript.Entry, opts Options) *loop {
-	l := &loop{h: h, entry: a, opts: opts, granted: map[string]bool{}, buf: make([]transcript.Entry, 1, 64)}
+	l := &loop{h: h, entry: a, opts: opts, granted: map[string]bool{}, callIDs: map[string]bool{}, buf: make([]transcript.Entry, 1, 64)}
 	l.log = opts.Logger
 	if l.log == nil {
 		l.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -417,6 +418,9 @@ func (l *loop) resume(ctx context.Context, snap *store.Snapshot) error {
 		if e.IsSystem() {
 			continue
 		}
+		if e.Type == transcript.TypeToolCall {
+			l.callIDs[e.CallID] = true
+		}
 		l.appendEntries(e)
 	}
 	l.saved = len(snap.Entries)
@@ -703,6 +707,15 @@ func (l *loop) modelPhase(ctx context.Context, turn int) ([]transcript.Entry, er
 				l.callSeq++
 				e.CallID = fmt.Sprintf("call_%s_%d", l.opts.RunID, l.callSeq)
 			}
+			// Everything pairs by call id: a provider (or script) repeating an id
+			// within the run gets it made unique.
+			if l.callIDs[e.CallID] {
+				base := e.CallID
+				for n := 2; l.callIDs[e.CallID]; n++ {
+					e.CallID = fmt.Sprintf("%s_%d", base, n)
+				}
+			}
+			l.callIDs[e.CallID] = true
 			if len(e.Args) == 0 {
 				e.Args = json.RawMessage(`{}`)
 			} else if !json.Valid(e.Args) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -806,5 +807,21 @@ func TestRunContextEntries(t *testing.T) {
 	}
 	if strings.Contains(shape(res.Entries), "leak") || strings.Contains(shape(p.requests()[1].Entries), "leak") {
 		t.Fatal("an append to RunContext.Entries leaked into the transcript")
+	}
+}
+
+func TestRepeatedCallIDsAreMadeUnique(t *testing.T) {
+	p := newFake(calls(mkcall("call_1", "add", `{"a":1,"b":1}`), mkcall("call_1", "add", `{"a":2,"b":2}`)),
+		calls(mkcall("call_1", "add", `{"a":3,"b":3}`)), say("ok"))
+	serialAdd := tool.New("add", "adds", func(_ context.Context, _ *tool.RunContext, a addArgs) (string, error) {
+		return fmt.Sprint(a.A + a.B), nil
+	}, tool.Parallel(false)) // deterministic result order
+	res, err := Start(context.Background(), newAgent("a", serialAdd), Text("x"), opts1(p)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "user:x call:call_1:add call:call_1_2:add result:call_1:2 result:call_1_2:4 call:call_1_3:add result:call_1_3:6 text:ok"
+	if got := shape(res.Entries); got != want {
+		t.Fatalf("entries\n got %s\nwant %s", got, want)
 	}
 }
