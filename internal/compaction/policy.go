@@ -1,5 +1,29 @@
 // Package compaction produces each model call's view of the transcript. Compaction is
 // view-only: it never rewrites the transcript or the session.
+//
+// The default policy, Compaction (New), is a sticky staged pipeline (SPEC §6):
+//
+//   - Plan/render split. Stages (offload huge tool results → clear older results →
+//     incremental LLM summary of the old prefix) only add decisions to a State
+//     (call_id → offloaded/cleared, summary text + covered prefix + fingerprint). The
+//     pure Render(body, state) builds the view. Decisions are never undone, so between
+//     bursts every view extends the previous one byte for byte (Result.StablePrefix)
+//     and provider prompt caches stay warm.
+//   - Watermarks on the usable window (context window − reserved output): nothing
+//     happens below compact_at; above it stages run, cheapest first, until the view is
+//     under compact_to. Request.Force (/compact, or CompactNext) runs every stage now;
+//     Request.Overflow re-renders aggressively (target 25%, tail 10%, an oversized
+//     result loses its immunity) and Result.Compacted says whether anything new was
+//     decided (the loop retries only then).
+//   - Tokens: UTF-8 bytes/4 per entry (memoized), flat costs for attachments, tool
+//     schemas counted apart, all calibrated against the provider's reported input
+//     tokens (Request.LastInputTokens: the whole prompt, cached tokens included).
+//   - State travels in Result.State → the checkpoint head → the next Request.State, so
+//     it survives resume; a bounded in-process cache carries it to the next run of the
+//     same session (the summary is reset when the covered prefix changed).
+//   - recall_tool_result (ToolSource) returns a cleared/offloaded output from the
+//     ResultStore archive or the transcript. Call ids must be unique within a session
+//     (providers guarantee it; decisions are keyed by call_id).
 package compaction
 
 import (
