@@ -244,9 +244,36 @@ func capChars(n int) int {
 	return min(n, 200_000)
 }
 
-// do sends req and reads at most maxBodyBytes of the response.
+// errRedirectElsewhere stops a redirect to a host the person has not allowed.
+var errRedirectElsewhere = errors.New("redirect to another host")
+
+// do sends req and reads at most maxBodyBytes of the response. Under the ask policy a
+// redirect to a host that was neither approved nor allowed is not followed: the
+// model is told where it leads, and calling again with that URL asks first.
 func (p *Plugin) do(req *http.Request) (*http.Response, []byte, error) {
-	resp, err := p.cfg.Client.Do(req)
+	client := *p.cfg.Client
+	origin := req.URL.Hostname()
+	client.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		if h := r.URL.Hostname(); p.cfg.Policy == PolicyAsk && !strings.EqualFold(h, origin) && !p.hostAllowed(h) {
+			return fmt.Errorf("%w: %s", errRedirectElsewhere, r.URL.Redacted())
+		}
+		if p.cfg.Client.CheckRedirect != nil {
+			return p.cfg.Client.CheckRedirect(r, via)
+		}
+		return nil
+	}
+	resp, err := client.Do(req)
+	if errors.Is(err, errRedirectElsewhere) {
+		var ue *url.Error
+		target := ""
+		if errors.As(err, &ue) {
+			target = strings.TrimPrefix(ue.Err.Error(), errRedirectElsewhere.Error()+": ")
+		}
+		return nil, nil, fmt.Errorf("%s redirects to another host (%s), which needs its own approval: call again with that URL", req.URL.Redacted(), target)
+	}
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) && ue.Timeout() {

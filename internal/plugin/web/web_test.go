@@ -174,3 +174,24 @@ func TestNow(t *testing.T) {
 		t.Fatalf("now = %q", res.Text)
 	}
 }
+
+func TestRedirectToOtherHostNeedsApproval(t *testing.T) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "other host") }))
+	defer other.Close()
+	// Same server, but reached as "localhost" so the host differs from 127.0.0.1.
+	otherURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, otherURL+"/x", http.StatusFound)
+	}))
+	defer srv.Close()
+	p := New(Config{}, nil)
+	res := invoke(t, p, "http_request", `{"url":"`+srv.URL+`/go"}`)
+	if !res.IsError || !strings.Contains(res.Text, "redirects to another host ("+otherURL+"/x)") {
+		t.Fatalf("redirect = %+v", res)
+	}
+	// Once that host is allowed, the redirect is followed.
+	p = New(Config{AllowHosts: []string{"localhost"}}, nil)
+	if res := invoke(t, p, "http_request", `{"url":"`+srv.URL+`/go"}`); res.IsError || !strings.Contains(res.Text, "other host") {
+		t.Fatalf("allowed redirect = %+v", res)
+	}
+}
