@@ -3,6 +3,7 @@ package todo
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -99,5 +100,26 @@ func TestCurrentAndReminder(t *testing.T) {
 	entries = entries[:1]
 	if got, _ := Reminder(context.Background(), rc); len(got) != 0 {
 		t.Fatalf("reminder without list: %+v", got)
+	}
+}
+
+// BenchmarkReminder measures the per-turn cost of the reminder over a long transcript
+// (it rescans the entries each turn).
+func BenchmarkReminder(b *testing.B) {
+	var entries []transcript.Entry
+	for i := range 5000 {
+		id := fmt.Sprintf("c%d", i)
+		if i%50 == 0 {
+			entries = append(entries, call(id, `{"todos":[{"content":"a","status":"in_progress"},{"content":"b","status":"pending"}]}`), transcript.ToolResult(id, ToolName, "ok", false))
+			continue
+		}
+		entries = append(entries, transcript.ToolCall(id, "read_file", json.RawMessage(`{"path":"x.go"}`)), transcript.ToolResult(id, "read_file", "package x", false))
+	}
+	rc := &tool.RunContext{Entries: func() []transcript.Entry { return entries }}
+	b.ReportAllocs()
+	for b.Loop() {
+		if es, _ := Reminder(context.Background(), rc); len(es) != 1 {
+			b.Fatal("no reminder")
+		}
 	}
 }
