@@ -297,3 +297,38 @@ func TestCrashAndResumeParent(t *testing.T) {
 		t.Fatalf("old child still running: %+v", snap)
 	}
 }
+
+func TestForwardedApproval(t *testing.T) {
+	kids := &children{store: store.NewMemory()}
+	p, _ := subagents.New(subagents.Config{Build: kids.build, ForwardApprovals: true}, nil)
+	var shown []string
+	r := plugintest.Start(t, "go", []script.Turn{
+		plugintest.Calls(plugintest.Call("spawn_subagent", map[string]any{"task": "ask permission"})),
+		plugintest.Calls(plugintest.Call("wait_subagents", map[string]any{"timeout_seconds": 30})),
+		plugintest.Say("done"),
+	}, plugintest.Options{
+		Runtime: func(o *runtime.Options) { o.RunID = "run_f"; o.Approvals = runtime.ApprovalInteractive },
+		OnEvent: func(h *runtime.Handle, ev event.Event) {
+			if ev.Type == event.ApprovalRequired {
+				shown = append(shown, ev.Approval.Summary)
+				h.Approve(ev.CallID, tool.Decision{Allow: true})
+			}
+		},
+	}, p)
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if len(shown) != 1 || !strings.HasPrefix(shown[0], "[subagent run_f.sub1] danger") {
+		t.Fatalf("approvals shown to the parent's front end = %q", shown)
+	}
+	snap, _ := kids.store.Checkpoints.Load(context.Background(), "run_f.sub1")
+	var ran bool
+	for _, e := range snap.Entries {
+		if e.Type == transcript.TypeToolResult && e.Name == "danger" && !e.IsError && e.Text == "did the dangerous thing" {
+			ran = true
+		}
+	}
+	if !ran {
+		t.Fatalf("approved child call did not run: %+v", snap.Entries)
+	}
+}
