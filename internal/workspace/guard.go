@@ -157,7 +157,7 @@ func (p *Policy) AnalyzeArgv(argv []string, cwd string) *Analysis {
 	for i, s := range argv {
 		ws[i] = word{lit: s}
 	}
-	g.simple(ws, nil, &gstate{cwd: cwd, funcs: map[string]bool{}}, 0, strings.Join(argv, " "))
+	g.simple(ws, &gstate{cwd: cwd, funcs: map[string]bool{}}, 0, strings.Join(argv, " "))
 	if p.name == PresetReadonly {
 		a.reason(Deny, "the readonly policy runs no commands")
 	}
@@ -368,7 +368,7 @@ func (g *guard) call(c *syntax.CallExpr, st *gstate, depth int) {
 	if len(ws) == 0 {
 		return
 	}
-	g.simple(ws, nil, st, depth, text)
+	g.simple(ws, st, depth, text)
 }
 
 // word converts a syntax word into its literal value when it has one.

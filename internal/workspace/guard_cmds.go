@@ -63,7 +63,7 @@ func set(xs ...string) map[string]bool {
 }
 
 // simple analyzes one simple command given as words (wrappers included).
-func (g *guard) simple(ws []word, _ []string, st *gstate, depth int, text string) {
+func (g *guard) simple(ws []word, st *gstate, depth int, text string) {
 	prev := g.a.Decision
 	g.a.Decision = Allow
 	sub := Subcommand{Text: text}
@@ -92,9 +92,6 @@ func (g *guard) simple(ws []word, _ []string, st *gstate, depth int, text string
 	}
 	if len(ws) == 0 {
 		return
-	}
-	if kind != "" {
-		sub.Text = text
 	}
 	if ws[0].dyn {
 		g.a.reason(Ask, fmt.Sprintf("the command name %s is only known at run time", ws[0].src))
@@ -758,7 +755,7 @@ func (g *guard) findClaims(ws []word, st *gstate, depth int) {
 				for _, c := range cmd {
 					parts = append(parts, c.show())
 				}
-				g.simple(cmd, nil, st.copy(), depth+1, strings.Join(parts, " "))
+				g.simple(cmd, st.copy(), depth+1, strings.Join(parts, " "))
 			}
 			i = j
 		}
@@ -848,6 +845,13 @@ func (g *guard) gitClaims(ws []word, st *gstate) {
 	g.claim(word{lit: "."}, op, st, "git "+sub)
 	for j := i + 1; j < len(ws); j++ {
 		g.maybePath(ws[j], st, false)
+	}
+	if sub == "config" {
+		for _, w := range ws[i:] {
+			if !w.dyn && (w.lit == "--global" || w.lit == "--system") {
+				g.claim(word{lit: "~/.gitconfig"}, OpWrite, st, "git config "+w.lit)
+			}
+		}
 	}
 	if sub == "clone" {
 		nf := nonFlags(ws[i:])

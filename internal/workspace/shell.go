@@ -124,9 +124,13 @@ type ShellRequest struct {
 	Cwd     string // relative to the root or absolute; "" = root
 	Timeout time.Duration
 	Output  io.Writer
-	// Approved: a person approved this call (its run-time "ask" verdicts pass).
+	// Approved: a person approved this call as the guard showed it. At run time it
+	// covers "ask" verdicts of command rules, and path asks on ApprovedPaths (what the
+	// person could see); a path that only appears at run time is asked again.
 	Approved bool
-	// Writable: paths the approval covered for writing (the sandbox opens them).
+	// ApprovedPaths are the resolved paths the approved call visibly reads or writes.
+	ApprovedPaths []string
+	// Writable: approved paths opened for writing in the sandbox.
 	Writable []string
 	// Ask routes a run-time approval (nil: unapproved asks are denied).
 	Ask func(ctx context.Context, what, reason string) bool
@@ -152,21 +156,37 @@ func (r *shellRun) deny(e *DeniedError) error {
 	return e
 }
 
-// check turns a run-time decision into nil (go on) or a stopping error.
-func (r *shellRun) check(ctx context.Context, d Decision, what, reason string) error {
+// covered reports whether the call's approval covered abs (the path or a directory
+// above it was visible in the approved command).
+func (r *shellRun) covered(abs string) bool {
+	if !r.req.Approved {
+		return false
+	}
+	for _, p := range r.req.ApprovedPaths {
+		if under(p, abs) {
+			return true
+		}
+	}
+	return false
+}
+
+// check turns a run-time decision into nil (go on) or a stopping error. An "ask"
+// passes when the call's approval covers it, or when the person approves it now.
+// runtimeOK reports an approval given just now (the sandbox may open its writes).
+func (r *shellRun) check(ctx context.Context, d Decision, covered bool, what, reason string) (runtimeOK bool, err error) {
 	switch d {
 	case Allow:
-		return nil
+		return false, nil
 	case Ask:
-		if r.req.Approved {
-			return nil
+		if covered {
+			return false, nil
 		}
 		if r.req.Ask != nil && r.req.Ask(ctx, what, reason) {
-			return nil
+			return true, nil
 		}
-		return r.deny(&DeniedError{What: what, Reason: reason, Ask: true})
+		return false, r.deny(&DeniedError{What: what, Reason: reason, Ask: true})
 	}
-	return r.deny(&DeniedError{What: what, Reason: reason})
+	return false, r.deny(&DeniedError{What: what, Reason: reason})
 }
 
 // ShellResult is the outcome of a foreground command.
@@ -251,7 +271,7 @@ func (r *shellRun) call(ctx context.Context, args []string) ([]string, error) {
 		for _, a := range args[1:2] {
 			abs := r.s.policy.Resolve(a, hc.Dir)
 			d, why := r.s.policy.DecidePath(abs, OpRead)
-			if err := r.check(ctx, d, "source "+a, why); err != nil {
+			if _, err := r.check(ctx, d, r.covered(abs), "source "+a, why); err != nil {
 				return nil, err
 			}
 		}
@@ -268,7 +288,7 @@ func (r *shellRun) open(ctx context.Context, path string, flag int, perm os.File
 	if !isStream(path) {
 		abs := r.s.policy.Resolve(path, hc.Dir)
 		d, why := r.s.policy.DecidePath(abs, op)
-		if err := r.check(ctx, d, fmt.Sprintf("%s redirect to %s", op, path), why); err != nil {
+		if _, err := r.check(ctx, d, r.covered(abs), fmt.Sprintf("%s redirect to %s", op, path), why); err != nil {
 			return nil, err
 		}
 	}
@@ -290,7 +310,18 @@ func (r *shellRun) exec(ctx context.Context, args []string) error {
 			a.reason(Ask, fmt.Sprintf("%s was changed, which changes what runs", k))
 		}
 	}
-	if err := r.check(ctx, a.Decision, text, a.Explain()); err != nil {
+	// The call's approval covers the command itself; path asks only when the path was
+	// visible in what the person approved.
+	covered := r.req.Approved
+	var fresh []Claim
+	for _, c := range a.Claims {
+		if c.Verdict == Ask && !r.covered(c.Abs) {
+			covered = false
+			fresh = append(fresh, c)
+		}
+	}
+	runtimeOK, err := r.check(ctx, a.Decision, covered, text, a.Explain())
+	if err != nil {
 		return err
 	}
 	path, err := interp.LookPathDir(hc.Dir, hc.Env, args[0])
@@ -310,9 +341,9 @@ func (r *shellRun) exec(ctx context.Context, args []string) error {
 	if r.req.Approved {
 		writable = r.req.Writable
 	}
-	if a.Decision == Ask {
-		for _, c := range a.Claims {
-			if c.Op == OpWrite && c.Verdict == Ask && c.Abs != "" {
+	if runtimeOK {
+		for _, c := range fresh {
+			if c.Op == OpWrite && c.Abs != "" {
 				writable = append(writable, existingAncestor(c.Abs))
 			}
 		}

@@ -84,7 +84,8 @@ func TestShellRuntimeChecks(t *testing.T) {
 		{"function arg", PresetCoding, `f() { rm -f "$1"; }; f ../victim`, true, true, false},
 		{"variable redirect", PresetCoding, `x=../out; echo hi > $x`, true, true, false},
 		{"cmdsubst read unapproved", PresetCoding, `cat $(echo /etc/hostname)`, false, true, true},
-		{"cmdsubst read approved", PresetCoding, `cat $(echo /etc/hostname)`, true, false, false},
+		// Approving "cat $(...)" did not show /etc/hostname: asked again (nobody answers).
+		{"cmdsubst read approved blind", PresetCoding, `cat $(echo /etc/hostname)`, true, true, true},
 		{"symlink made at run time", PresetTrusted, `ln -s ` + e.base + ` up && echo x > up/victim`, false, true, true},
 		{"eval payload", PresetTrusted, `c="rm -f ../victim"; eval "$c"`, false, true, true},
 		{"denied path via var", PresetTrusted, `f=.env; cat $f`, true, true, false},
@@ -108,6 +109,11 @@ func TestShellRuntimeChecks(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(e.base, "out")); err == nil {
 		t.Fatal("redirect outside the root created a file")
+	}
+	// A path the approved command showed is covered at run time.
+	w0 := newWS(t, e, PresetCoding, SandboxOff)
+	if res, out := run(t, w0, ShellRequest{Command: "cat /etc/hostname", Approved: true, ApprovedPaths: []string{"/etc/hostname"}}); res.Denied != nil || res.ExitCode != 0 {
+		t.Fatalf("visible approved read: %+v %q", res, out)
 	}
 	// A run-time ask goes through the approval callback.
 	w := newWS(t, e, PresetTrusted, SandboxOff)
@@ -210,11 +216,12 @@ func TestSandboxConfinesInterpreters(t *testing.T) {
 	}
 	outside := filepath.Join(e.base, "escaped.txt")
 	py := python(t)
+	write(t, e.root+"/w.sh", "echo x > "+outside+"\n")
 	cmds := []string{
 		py + ` -c 'open("` + outside + `", "w").write("x")'`,
 		`perl -e 'open(F, ">", "` + outside + `") or die "denied: $!"; print F "x"'`,
-		// The payload's target is dynamic: the guard cannot open it in the sandbox.
-		`sh -c 'f=$(printf %s ` + outside + `); echo x > "$f"'`,
+		// A script's contents are invisible to the guard.
+		`sh ./w.sh`,
 	}
 	for _, c := range cmds {
 		res, out := run(t, w, ShellRequest{Command: c, Approved: true})

@@ -292,15 +292,19 @@ func (w *Workspace) shellTool(ctx context.Context, rc *tool.RunContext, a ShellA
 	// The run loop invokes only after an "ask" was approved, so the person has seen
 	// this command: its run-time asks pass, and approved writes open in the sandbox.
 	approved := an.Decision == Ask
-	var writable []string
+	var writable, paths []string
 	if approved {
 		for _, c := range an.Claims {
-			if c.Op == OpWrite && c.Verdict == Ask && c.Abs != "" {
+			if c.Verdict != Ask || c.Abs == "" {
+				continue
+			}
+			paths = append(paths, c.Abs)
+			if c.Op == OpWrite {
 				writable = append(writable, existingAncestor(c.Abs))
 			}
 		}
 	}
-	req := ShellRequest{Command: a.Command, Cwd: cwd, Approved: approved, Writable: writable}
+	req := ShellRequest{Command: a.Command, Cwd: cwd, Approved: approved, ApprovedPaths: paths, Writable: writable}
 	if a.Timeout > 0 {
 		req.Timeout = time.Duration(a.Timeout) * time.Second
 	}
