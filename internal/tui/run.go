@@ -104,6 +104,9 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		tea.WithOutput(o.Out),
 		tea.WithEnvironment(o.Env),
 		tea.WithColorProfile(profile),
+		// Bubble Tea's renderer wakes at a fixed rate even when nothing changed; 30 fps
+		// keeps streaming smooth and halves the idle wake-ups of the default 60.
+		tea.WithFPS(30),
 	)
 	final, err := p.Run()
 	fm, _ := final.(*Model)
