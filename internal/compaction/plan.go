@@ -191,10 +191,12 @@ func (p *planner) offload(ctx context.Context) int {
 		if e.Type != transcript.TypeToolResult || p.st.IsOffloaded(e.CallID) || p.st.Cleared[e.CallID] {
 			continue
 		}
-		if len(e.Text) < p.cfg.Offload.MinChars || utf8.RuneCountInString(e.Text) < p.cfg.Offload.MinChars {
+		// Cheap checks first; characters are counted only when the byte length
+		// leaves it open (a rune is at most 4 bytes).
+		if len(e.Text) < p.cfg.Offload.MinChars || p.immune(i, keepFrom) {
 			continue
 		}
-		if p.immune(i, keepFrom) {
+		if len(e.Text) < 4*p.cfg.Offload.MinChars && utf8.RuneCountInString(e.Text) < p.cfg.Offload.MinChars {
 			continue
 		}
 		ref := ""
