@@ -15,12 +15,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/lovia-dev/lovia/internal/agent"
+	"github.com/lovia-dev/lovia/internal/buildinfo"
 	"github.com/lovia-dev/lovia/internal/compaction"
 	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/errs"
@@ -117,7 +117,10 @@ func New(ctx context.Context, opts Options) (*App, error) {
 	env := opts.ProviderEnv
 	env.Getenv = getenv
 	env.ContextWindows = cfg.ContextWindows()
-	env.Dir = cfg.Cwd
+	// script:PATH is relative to where the user typed the command, not to -C.
+	if env.Dir == "" {
+		env.Dir, _ = os.Getwd()
+	}
 	a.Registry = provider.NewRegistry(env)
 	builtin.Register(a.Registry)
 	script.Register(a.Registry)
@@ -279,11 +282,14 @@ type RunOptions struct {
 // Settings are what a run records in its checkpoint head, so `lovia resume` can
 // restore the run as it was.
 type Settings struct {
-	Model        string          `json:"model"`
-	Preset       string          `json:"preset"`
-	Policy       string          `json:"policy"`
-	Cwd          string          `json:"cwd"`
-	Root         string          `json:"root,omitempty"`
+	Model  string `json:"model"`
+	Preset string `json:"preset"`
+	Policy string `json:"policy"`
+	Cwd    string `json:"cwd"`
+	Root   string `json:"root,omitempty"`
+	// Repo is the repository the run belongs to (the git root, else the cwd); the
+	// session store files sessions under it for --continue.
+	Repo         string          `json:"repo,omitempty"`
 	MaxTurns     int             `json:"max_turns,omitempty"`
 	BudgetTokens int             `json:"budget_tokens,omitempty"`
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
@@ -345,7 +351,7 @@ func (a *App) Prepare(ctx context.Context, ro RunOptions) (*Prepared, error) {
 		}
 	}
 
-	st := Settings{Model: model, Preset: p.Name, Policy: policy, Cwd: a.Config.Cwd, Root: a.Config.Root,
+	st := Settings{Model: model, Preset: p.Name, Policy: policy, Cwd: a.Config.Cwd, Root: a.Config.Root, Repo: a.repo(),
 		MaxTurns: a.Config.MaxTurns, BudgetTokens: a.Config.BudgetTokens, OutputSchema: ro.OutputSchema,
 		Flags: ro.Flags, Version: Version()}
 	raw, err := json.Marshal(st)
@@ -487,7 +493,7 @@ func (a *App) agentGraph(root *preset.Preset, model, policy string) (*agent.Agen
 			Limits: agent.Limits{MaxTurns: p.Limits.MaxTurns, BudgetTokens: p.Limits.BudgetTokens,
 				MaxToolOutputChars: p.Limits.MaxToolOutputChars},
 		}
-		plugins, err := a.plugins(p)
+		plugins, err := a.plugins(p, policy)
 		if err != nil {
 			return err
 		}
@@ -518,9 +524,11 @@ func (a *App) agentGraph(root *preset.Preset, model, policy string) (*agent.Agen
 
 // plugins returns the preset's plugins (the workspace first), filtered by its tool
 // allow-list.
-func (a *App) plugins(p *preset.Preset) ([]plugin.Plugin, error) {
-	var out []plugin.Plugin
-	out = append(out, a.extra.agentPlugins(a, p)...)
+func (a *App) plugins(p *preset.Preset, policy string) ([]plugin.Plugin, error) {
+	out, err := a.extra.agentPlugins(a, policy)
+	if err != nil {
+		return nil, err
+	}
 	for _, name := range p.Plugins {
 		switch name {
 		case "todo":
@@ -596,13 +604,8 @@ func (s *lazySummarizer) Summarize(ctx context.Context, req compaction.SummaryRe
 	return compaction.NewLLMSummarizer(p, name).Summarize(ctx, req)
 }
 
-// Version is the module version lovia was built from ("devel" for a local build).
-func Version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
-}
+// Version is lovia's version ("devel" for a local build).
+func Version() string { return buildinfo.Get().Version }
 
 func newID(prefix string) string {
 	var b [8]byte

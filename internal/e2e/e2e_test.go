@@ -608,3 +608,55 @@ func TestSignals(t *testing.T) {
 		})
 	}
 }
+
+// TestDemo runs README's first command: the scripted demo fixes a real bug in a copy
+// of testdata/demo/repo, running the real tools (read, edit, go test).
+func TestDemo(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is not on PATH")
+	}
+	e := newEnv(t)
+	if err := os.CopyFS(e.dir, os.DirFS(filepath.Join(repoRoot, "testdata", "demo", "repo"))); err != nil {
+		t.Fatal(err)
+	}
+	// Commands get a minimal environment; give them the host's build cache through the
+	// workspace config (a cold cache would compile the standard library).
+	cfg := "workspace:\n  env:\n    GOTOOLCHAIN: local\n"
+	for _, k := range []string{"GOCACHE", "GOMODCACHE"} {
+		if out, err := exec.Command("go", "env", k).Output(); err == nil {
+			cfg += fmt.Sprintf("    %s: %q\n", k, strings.TrimSpace(string(out)))
+		}
+	}
+	userCfg := filepath.Join(e.home, ".config", "lovia", "config.yaml")
+	os.MkdirAll(filepath.Dir(userCfg), 0o755)
+	if err := os.WriteFile(userCfg, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(repoRoot, "testdata", "demo", "script.yaml")
+	r := e.run(nil, "run", "-v", "-C", e.dir, "--approve", "all", "-m", "script:"+script, "fix the failing test")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "strings.Fields") {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	// The first test run failed, the edit landed, the second run passed.
+	for _, want := range []string{"✗ shell failed: --- FAIL: TestCount", "✓ edit_file", "✓ shell", "ok"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("progress lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	src, _ := os.ReadFile(filepath.Join(e.dir, "wordcount.go"))
+	if !strings.Contains(string(src), "strings.Fields(s)") {
+		t.Errorf("wordcount.go was not fixed:\n%s", src)
+	}
+	// Without --approve all the shell calls are denied and reported, and the run still
+	// completes (the model is told).
+	e2 := newEnv(t)
+	e2.home, e2.vars = e.home, e.vars
+	os.CopyFS(e2.dir, os.DirFS(filepath.Join(repoRoot, "testdata", "demo", "repo")))
+	r = e2.run(nil, "run", "-v", "-m", "script:"+script, "fix the failing test")
+	if r.code != 0 || !strings.Contains(r.stderr, "✗ denied: run the tests: go test ./...") {
+		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}

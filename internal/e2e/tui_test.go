@@ -94,7 +94,7 @@ const chatScript = `turns:
     delay: 1500ms
     tool_calls:
       - name: shell
-        args: {command: "echo hello-from-shell"}
+        args: {command: "touch made-by-shell.txt && echo hello-from-shell"}
   - text: "The shell said hello. I also saw your note about the docs."
 `
 
@@ -143,7 +143,9 @@ func TestChatInTmux(t *testing.T) {
 	s.text("what is in this repo?")
 	s.keys("Enter")
 	s.waitFor("› what is in this repo?", 5*time.Second)
-	// While the model is still "thinking" (the script's delay), queue a steering message.
+	// Once turn 1 has started (its mailbox drained), and while the model is still
+	// "thinking" (the script's delay), queue a steering message: it waits for turn 2.
+	s.waitVisible("turn 1", 5*time.Second)
 	s.text("also check the docs")
 	s.keys("Enter")
 	s.waitVisible("queued: also check the docs", 5*time.Second)
