@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -46,6 +47,8 @@ type conn struct {
 	session *sdk.ClientSession
 	tools   []*sdk.Tool
 	proc    *procTransport // stdio only
+	// end cancels every HTTP request of the connection (HTTP only).
+	end context.CancelFunc
 	done    chan struct{}
 	exitErr error // set before done is closed
 }
@@ -112,10 +115,11 @@ func (s *server) start(ctx context.Context) (*conn, error) {
 		Logger:       s.logger,
 		Capabilities: &sdk.ClientCapabilities{}, // no roots, sampling or elicitation
 	})
-	c := &conn{done: make(chan struct{})}
+	life, end := context.WithCancel(context.Background())
+	c := &conn{done: make(chan struct{}), end: end}
 	var transport sdk.Transport
 	if s.cfg.URL != "" {
-		hc := &http.Client{Transport: headerTransport{headers: expandAll(s.cfg.Headers), base: http.DefaultTransport}}
+		hc := &http.Client{Transport: headerTransport{headers: expandAll(s.cfg.Headers), base: http.DefaultTransport, life: life}}
 		transport = &sdk.StreamableClientTransport{Endpoint: os.ExpandEnv(s.cfg.URL), HTTPClient: hc, MaxRetries: 2}
 	} else {
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
@@ -132,15 +136,20 @@ func (s *server) start(ctx context.Context) (*conn, error) {
 	started := time.Now()
 	// A server that hangs while starting is killed at the deadline, so Connect returns
 	// promptly instead of waiting for a graceful shutdown that will not come.
-	stopKill := context.AfterFunc(sctx, func() { s.kill(c) })
+	stopKill := context.AfterFunc(sctx, func() {
+		s.kill(c)
+		end() // HTTP: abort requests the SDK sent with contexts of its own
+	})
 	session, err := client.Connect(sctx, transport, nil)
 	if err != nil {
+		end()
 		return nil, s.startError(sctx, err, timeout)
 	}
 	var tools []*sdk.Tool
 	for t, err := range session.Tools(sctx, nil) {
 		if err != nil {
 			_ = session.Close()
+			end()
 			return nil, s.startError(sctx, fmt.Errorf("listing tools: %w", err), timeout)
 		}
 		tools = append(tools, t)
@@ -148,11 +157,13 @@ func (s *server) start(ctx context.Context) (*conn, error) {
 	if !stopKill() {
 		// The deadline hit just after listing finished; the process is being killed.
 		_ = session.Close()
+		end()
 		return nil, s.startError(sctx, sctx.Err(), timeout)
 	}
 	c.session, c.tools = session, tools
 	go func() {
 		err := session.Wait()
+		end()
 		c.exitErr = err
 		close(c.done)
 		s.mu.Lock()
@@ -220,6 +231,7 @@ func (s *server) close() error {
 		return nil
 	}
 	err := c.session.Close()
+	c.end()
 	<-c.done
 	return err
 }
@@ -233,22 +245,48 @@ func (s *server) drop(c *conn) {
 		s.deaths++
 	}
 	s.mu.Unlock()
-	go func() { _ = c.session.Close() }()
+	go func() {
+		_ = c.session.Close()
+		c.end()
+	}()
 }
 
+// headerTransport adds the configured headers and ties every request to the
+// connection's lifetime: the SDK sends some requests with contexts of its own, and a
+// server that never answers must not keep them open after the connection is given up.
 type headerTransport struct {
 	headers map[string]string
 	base    http.RoundTripper
+	life    context.Context
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
-		r = r.Clone(r.Context())
-		for k, v := range t.headers {
-			r.Header.Set(k, v)
-		}
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(t.life, cancel)
+	r = r.Clone(ctx)
+	for k, v := range t.headers {
+		r.Header.Set(k, v)
 	}
-	return t.base.RoundTrip(r)
+	resp, err := t.base.RoundTrip(r)
+	if err != nil {
+		stop()
+		cancel()
+		return nil, err
+	}
+	resp.Body = &releasingBody{ReadCloser: resp.Body, release: func() { stop(); cancel() }}
+	return resp, nil
+}
+
+type releasingBody struct {
+	io.ReadCloser
+	once    sync.Once
+	release func()
+}
+
+func (b *releasingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.release)
+	return err
 }
 
 func expandAll(m map[string]string) map[string]string {
