@@ -48,7 +48,7 @@ type conn struct {
 	tools   []*sdk.Tool
 	proc    *procTransport // stdio only
 	// end cancels every HTTP request of the connection (HTTP only).
-	end context.CancelFunc
+	end     context.CancelFunc
 	done    chan struct{}
 	exitErr error // set before done is closed
 }
