@@ -155,6 +155,9 @@ func TestChatInTmux(t *testing.T) {
 	s.waitVisible("[y] allow once", 10*time.Second)
 	s.text("y")
 	s.waitFor("hello-from-shell", 10*time.Second)
+	if _, err := os.Stat(filepath.Join(repo, "made-by-shell.txt")); err != nil {
+		t.Fatalf("the approved command did not run: %v", err)
+	}
 
 	// The steering message is delivered at the next turn, then the reply ends.
 	sc := s.waitFor("I also saw your note about the docs.", 10*time.Second)
