@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"mvdan.cc/sh/v3/expand"
@@ -353,8 +352,7 @@ func (r *shellRun) exec(ctx context.Context, args []string) error {
 		return err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = hc.Stdin, hc.Stdout, hc.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	ownGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintln(hc.Stderr, err)
@@ -372,11 +370,11 @@ func (r *shellRun) exec(ctx context.Context, args []string) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &ee):
-		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+		if sig, ok := signaled(ee); ok {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return interp.ExitStatus(128 + int(st.Signal()))
+			return interp.ExitStatus(128 + sig)
 		}
 		return interp.ExitStatus(ee.ExitCode())
 	case errors.Is(err, exec.ErrWaitDelay):
@@ -390,7 +388,7 @@ func (r *shellRun) killAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for pg := range r.pgids {
-		_ = syscall.Kill(-pg, syscall.SIGKILL)
+		killGroup(pg)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -101,9 +100,9 @@ func Main(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lovia sandbox: %v\n", err)
 		return 126
 	}
-	err := syscall.Exec(path, argv, os.Environ())
+	err := execve(path, argv, os.Environ())
 	fmt.Fprintf(stderr, "lovia sandbox: exec %s: %v\n", path, err)
-	if errors.Is(err, syscall.ENOENT) {
+	if errors.Is(err, os.ErrNotExist) {
 		return 127
 	}
 	return 126
