@@ -230,7 +230,10 @@ func (s *server) close() error {
 	if c == nil || c.session == nil {
 		return nil
 	}
+	// An HTTP server that does not answer the closing request must not hold up exit.
+	t := time.AfterFunc(3*time.Second, c.end)
 	err := c.session.Close()
+	t.Stop()
 	c.end()
 	<-c.done
 	return err
