@@ -1,0 +1,65 @@
+package sandbox
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == Subcommand {
+		os.Exit(Main(os.Args[2:], os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func TestArgs(t *testing.T) {
+	got := strings.Join(Args(Options{RW: []string{"/r"}, RO: []string{"/"}, Required: true}, "/bin/echo", []string{"echo", "--", "-x"}), " ")
+	if got != "--rw /r --ro / --required --path /bin/echo -- echo -- -x" {
+		t.Fatal(got)
+	}
+}
+
+func TestMainUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{}, {"--rw"}, {"--bogus", "x", "--", "true"}, {"--rw", "/"}} {
+		var errb bytes.Buffer
+		if code := Main(args, &errb); code != 126 || !strings.Contains(errb.String(), "lovia sandbox:") {
+			t.Errorf("%q: code %d, %q", args, code, errb.String())
+		}
+	}
+}
+
+// TestHelperConfines runs this test binary as the helper, as lovia runs itself.
+func TestHelperConfines(t *testing.T) {
+	if v, _ := ABI(); v == 0 {
+		t.Skip("Landlock unavailable")
+	}
+	dir := t.TempDir()
+	rw := filepath.Join(dir, "rw")
+	os.Mkdir(rw, 0o755)
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	script := "echo in > " + rw + "/a && echo out > " + dir + "/b"
+	args := append([]string{Subcommand}, Args(Options{RW: []string{rw}, RO: []string{"/"}, Required: true}, sh, []string{"sh", "-c", script})...)
+	out, err := exec.Command(os.Args[0], args...).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "Permission denied") {
+		t.Fatalf("err %v, out %q", err, out)
+	}
+	if b, _ := os.ReadFile(rw + "/a"); string(b) != "in\n" {
+		t.Fatalf("write inside the rw dir failed: %q", b)
+	}
+	if _, err := os.Stat(dir + "/b"); err == nil {
+		t.Fatal("wrote outside the rw dir")
+	}
+	// A missing program is 127, like a shell.
+	args = append([]string{Subcommand}, Args(Options{RO: []string{"/"}}, "/nonexistent/prog", []string{"prog"})...)
+	err = exec.Command(os.Args[0], args...).Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 127 {
+		t.Fatalf("missing program: %v", err)
+	}
+}
