@@ -270,15 +270,8 @@ func (r *Runner) exec(ctx context.Context, h Hook, payload []byte) execResult {
 		return execResult{}
 	case err == nil:
 		out := stdout.String()
-		// A JSON decision on stdout blocks too ({"decision":"block","reason":"..."}).
-		if strings.HasPrefix(out, "{") {
-			var d struct {
-				Decision string `json:"decision"`
-				Reason   string `json:"reason"`
-			}
-			if json.Unmarshal([]byte(out), &d) == nil && d.Decision == "block" {
-				return execResult{blocked: true, message: d.Reason}
-			}
+		if blocked, msg := jsonDecision(out); blocked {
+			return execResult{blocked: true, message: msg}
 		}
 		return execResult{stdout: out}
 	}
@@ -288,4 +281,35 @@ func (r *Runner) exec(ctx context.Context, h Hook, payload []byte) execResult {
 	}
 	log.Warn("hook failed; ignored", "err", err, "stderr", stderr.String())
 	return execResult{}
+}
+
+// jsonDecision reads the JSON forms of a block on stdout that Claude Code hooks use:
+// {"decision":"block","reason":...}, {"continue":false,"stopReason":...} and
+// {"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":...}}.
+func jsonDecision(out string) (bool, string) {
+	if !strings.HasPrefix(out, "{") {
+		return false, ""
+	}
+	var d struct {
+		Decision   string `json:"decision"`
+		Reason     string `json:"reason"`
+		Continue   *bool  `json:"continue"`
+		StopReason string `json:"stopReason"`
+		Specific   struct {
+			PermissionDecision       string `json:"permissionDecision"`
+			PermissionDecisionReason string `json:"permissionDecisionReason"`
+		} `json:"hookSpecificOutput"`
+	}
+	if json.Unmarshal([]byte(out), &d) != nil {
+		return false, ""
+	}
+	switch {
+	case d.Decision == "block":
+		return true, d.Reason
+	case d.Specific.PermissionDecision == "deny":
+		return true, d.Specific.PermissionDecisionReason
+	case d.Continue != nil && !*d.Continue:
+		return true, d.StopReason
+	}
+	return false, ""
 }

@@ -98,10 +98,22 @@ func TestPreToolUse(t *testing.T) {
 			t.Errorf("tool_input = %v", in["tool_input"])
 		}
 	})
-	t.Run("json decision blocks", func(t *testing.T) {
-		p, _ := setup(t, Hook{Event: PreToolUse, Command: `echo '{"decision":"block","reason":"use the formatter first"}'`})
-		if block, msg := gate(t, p, rc, "x", `{}`); !block || !strings.Contains(msg, "use the formatter first") {
-			t.Fatalf("block=%v msg=%q", block, msg)
+	for _, out := range []string{
+		`{"decision":"block","reason":"use the formatter first"}`,
+		`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"use the formatter first"}}`,
+		`{"continue":false,"stopReason":"use the formatter first"}`,
+	} {
+		t.Run("json decision "+out[:12], func(t *testing.T) {
+			p, _ := setup(t, Hook{Event: PreToolUse, Command: `echo '` + out + `'`})
+			if block, msg := gate(t, p, rc, "x", `{}`); !block || msg != "use the formatter first" {
+				t.Fatalf("block=%v msg=%q", block, msg)
+			}
+		})
+	}
+	t.Run("json allow", func(t *testing.T) {
+		p, _ := setup(t, Hook{Event: PreToolUse, Command: `echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'`})
+		if block, _ := gate(t, p, rc, "x", `{}`); block {
+			t.Fatal("allow decision blocked")
 		}
 	})
 	t.Run("other exit code is a warning, not a block", func(t *testing.T) {
