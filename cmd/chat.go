@@ -188,7 +188,7 @@ func (b *chatBackend) Sessions(ctx context.Context) ([]tui.SessionInfo, error) {
 	}
 	out := make([]tui.SessionInfo, 0, len(list))
 	for _, s := range list {
-		out = append(out, tui.SessionInfo{ID: s.ID, Title: s.Title, Updated: s.UpdatedAt, Runs: s.Runs})
+		out = append(out, tui.SessionInfo{ID: s.ID, Title: s.Title, Updated: s.UpdatedAt, Runs: s.Runs, Usage: s.Usage})
 	}
 	return out, nil
 }

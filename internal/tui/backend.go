@@ -9,6 +9,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/runtime"
 	"github.com/lovia-dev/lovia/internal/tool"
 	"github.com/lovia-dev/lovia/internal/transcript"
+	"github.com/lovia-dev/lovia/internal/usage"
 )
 
 // Handle is a live run as the TUI drives it. *runtime.Handle satisfies it; tests use a
@@ -41,6 +42,8 @@ type SessionInfo struct {
 	Title   string // first user message, shortened
 	Updated time.Time
 	Runs    int
+	// Usage is the session's token use so far (the status line and /cost start there).
+	Usage usage.Usage
 }
 
 // Backend is everything the TUI needs from the application: starting runs and

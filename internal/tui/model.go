@@ -82,6 +82,8 @@ type Config struct {
 	Profile colorprofile.Profile
 	// ShowHistory prints the session's transcript at start (-c / -s).
 	ShowHistory bool
+	// Usage is the continued session's token use so far.
+	Usage usage.Usage
 }
 
 // queuedMsg is a steering message pushed to the mailbox, not yet delivered.
@@ -97,6 +99,7 @@ type picker struct {
 	kind   string // "session" | "model"
 	labels []string
 	values []string
+	usage  []usage.Usage
 	sel    int
 }
 
@@ -183,6 +186,7 @@ func NewModel(ctx context.Context, cfg Config) *Model {
 		height:    cfg.Height,
 		sessionID: cfg.SessionID,
 		model:     cfg.Model,
+		usage:     cfg.Usage,
 		tools:     map[string]*toolCall{},
 		editor:    cfg.Editor,
 	}
@@ -558,7 +562,11 @@ func (m *Model) pickerKey(s string) tea.Cmd {
 		v := p.values[p.sel]
 		switch p.kind {
 		case "session":
-			return m.switchSession(v)
+			cmd := m.switchSession(v)
+			if p.sel < len(p.usage) && m.sessionID == v {
+				m.usage = p.usage[p.sel]
+			}
+			return cmd
 		case "model":
 			m.setModel(v)
 		}
@@ -1170,6 +1178,7 @@ func (m *Model) onSessions(msg sessionsMsg) tea.Cmd {
 		}
 		p.labels = append(p.labels, label)
 		p.values = append(p.values, s.ID)
+		p.usage = append(p.usage, s.Usage)
 	}
 	m.picker = p
 	return nil

@@ -241,7 +241,8 @@ func TestSessionsPickerSwitches(t *testing.T) {
 	h := newHarness(t, 80, 24)
 	h.b.sessions = []SessionInfo{
 		{ID: "sess_new", Title: "newest", Updated: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)},
-		{ID: "sess_old", Title: "fix login", Updated: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{ID: "sess_old", Title: "fix login", Updated: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+			Usage: usage.Usage{InputTokens: 5000, OutputTokens: 300}},
 	}
 	h.b.history["sess_old"] = []transcript.Entry{
 		transcript.UserInput("fix the login form"),
@@ -259,6 +260,9 @@ func TestSessionsPickerSwitches(t *testing.T) {
 	h.enter()
 	if h.m.SessionID() != "sess_old" {
 		t.Fatalf("session = %q", h.m.SessionID())
+	}
+	if v := h.view(); !strings.Contains(v, "↑5.0k ↓300") {
+		t.Fatalf("the session's usage is not in the status line:\n%s", v)
 	}
 	sb := h.scrollback()
 	for _, want := range []string{"session sess_old", "› fix the login form", "✓ read_file login.go", "Fixed the login form."} {

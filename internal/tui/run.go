@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/usage"
 )
 
 // Options start the TUI.
@@ -65,16 +66,24 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 			`use "lovia run -" to read the prompt from stdin`)
 	}
 	sessionID := o.SessionID
-	if sessionID == "" && o.Continue {
+	var used usage.Usage
+	if sessionID != "" || o.Continue {
 		list, err := o.Backend.Sessions(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if len(list) == 0 {
-			return nil, errs.New(errs.KindNotFound, "no session to continue in this repository",
-				`start one with "lovia chat"`)
+		if sessionID == "" {
+			if len(list) == 0 {
+				return nil, errs.New(errs.KindNotFound, "no session to continue in this repository",
+					`start one with "lovia chat"`)
+			}
+			sessionID = list[0].ID
 		}
-		sessionID = list[0].ID
+		for _, s := range list {
+			if s.ID == sessionID {
+				used = s.Usage
+			}
+		}
 	}
 
 	profile := colorprofile.Detect(o.Out, o.Env)
@@ -96,6 +105,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		Editor:      envLookup(o.Env, "VISUAL", "EDITOR"),
 		Profile:     profile,
 		ShowHistory: sessionID != "",
+		Usage:       used,
 	}
 	m := NewModel(ctx, cfg)
 	p := tea.NewProgram(m,
