@@ -152,6 +152,9 @@ type Config struct {
 	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
 	// ShellTimeout is the default timeout of the shell tool in seconds (default 300).
 	ShellTimeout int `yaml:"shell_timeout,omitempty" json:"shell_timeout,omitempty"`
+	// StrictSandbox keeps tool caches (~/.cache, the Go module cache, ~/.npm, ~/.cargo
+	// registry, ...) read-only in the sandbox; by default builds may write them.
+	StrictSandbox bool `yaml:"strict_sandbox,omitempty" json:"strict_sandbox,omitempty"`
 	// SandboxHelper is the argv prefix that re-executes lovia as the sandbox helper
 	// (default: [os.Executable(), "__sandbox-exec"]). Not read from YAML.
 	SandboxHelper []string `yaml:"-" json:"-"`

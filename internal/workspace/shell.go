@@ -62,6 +62,8 @@ type SandboxExecutor struct {
 	Helper []string
 	// Writable are the directories every command may write (root, temp, grants).
 	Writable []string
+	// Caches are tool caches commands may write too (not writable for the file tools).
+	Caches []string
 	// Readable are the directories commands may read and execute from.
 	Readable []string
 	Required bool
@@ -71,7 +73,8 @@ func (s *SandboxExecutor) Command(ctx context.Context, req ExecRequest) (*exec.C
 	if len(s.Helper) == 0 {
 		return nil, errors.New("sandbox helper not configured")
 	}
-	o := sandbox.Options{RW: append(append([]string(nil), s.Writable...), req.Writable...), RO: s.Readable, Required: s.Required}
+	rw := append(append(append([]string(nil), s.Writable...), s.Caches...), req.Writable...)
+	o := sandbox.Options{RW: rw, RO: s.Readable, Required: s.Required}
 	args := append(append([]string(nil), s.Helper[1:]...), sandbox.Args(o, req.Path, req.Args)...)
 	cmd := exec.CommandContext(ctx, s.Helper[0], args...)
 	cmd.Dir, cmd.Env = req.Dir, req.Env
@@ -99,7 +102,11 @@ func (s *SandboxExecutor) Probe() error {
 }
 
 func (s *SandboxExecutor) Describe() string {
-	return "Commands run in a Landlock sandbox: child processes (including scripts such as python -c) can write only to " + strings.Join(s.Writable, ", ") + "."
+	d := "Commands run in a Landlock sandbox: child processes (including scripts such as python -c) can write only to " + strings.Join(s.Writable, ", ")
+	if len(s.Caches) > 0 {
+		d += ", and the tool caches " + strings.Join(s.Caches, ", ")
+	}
+	return d + "; other writes fail with \"permission denied\"."
 }
 
 // DeniedError stops a command at execution time.

@@ -248,3 +248,32 @@ func TestSandboxHelperProbe(t *testing.T) {
 		t.Fatalf("bad mode: %v", err)
 	}
 }
+
+func TestSandboxToolCaches(t *testing.T) {
+	if v, _ := sandbox.ABI(); v == 0 {
+		t.Skip("Landlock unavailable")
+	}
+	e := newTestEnv(t)
+	t.Setenv("GOCACHE", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	os.MkdirAll(e.home+"/.cache/go-build", 0o755)
+	cmd := "echo x > " + e.home + "/.cache/go-build/entry"
+	script := e.root + "/c.sh"
+	write(t, script, cmd+"\n")
+	w := newWS(t, e, PresetCoding, SandboxRequired)
+	if res, out := run(t, w, ShellRequest{Command: "sh ./c.sh", Approved: true}); res.ExitCode != 0 {
+		t.Fatalf("cache write failed: %+v %q", res, out)
+	}
+	if !strings.Contains(w.Instructions(), e.home+"/.cache") {
+		t.Errorf("instructions do not name the cache:\n%s", w.Instructions())
+	}
+	cfg := e.config(PresetCoding)
+	cfg.Sandbox, cfg.StrictSandbox = SandboxRequired, true
+	strict, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, out := run(t, strict, ShellRequest{Command: "sh ./c.sh", Approved: true}); res.ExitCode == 0 || !strings.Contains(out, "Permission denied") {
+		t.Fatalf("strict sandbox let the cache write through: %+v %q", res, out)
+	}
+}

@@ -91,6 +91,9 @@ func New(cfg Config) (*Workspace, error) {
 			helper = []string{exe, sandbox.Subcommand}
 		}
 		sb := &SandboxExecutor{Helper: helper, Writable: p.WritableRoots(), Readable: []string{"/"}, Required: mode == SandboxRequired}
+		if !cfg.StrictSandbox && p.preset.WriteInside == Allow {
+			sb.Caches = toolCaches(p.home)
+		}
 		if err := sb.Probe(); err != nil {
 			if mode == SandboxRequired {
 				return nil, errs.Wrap(errs.KindConfig, err, "sandbox required but its helper does not work", "check that `lovia "+sandbox.Subcommand+"` is available (same lovia binary), or use --sandbox auto|off")
@@ -239,4 +242,38 @@ func (w *Workspace) CheckPath(path string, op Op, approved bool) (string, Decisi
 		return abs, d, &PathError{Path: path, Abs: abs, Op: op, Decision: d, Reason: why}
 	}
 	return abs, d, nil
+}
+
+// toolCaches are the per-user caches builds write (only existing ones): without
+// them `go test`, `npm install` or `cargo build` fail inside the sandbox.
+func toolCaches(home string) []string {
+	var cands []string
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "XDG_CACHE_HOME", "npm_config_cache", "CARGO_HOME", "PIP_CACHE_DIR"} {
+		if v := os.Getenv(k); v != "" && filepath.IsAbs(v) {
+			cands = append(cands, v)
+		}
+	}
+	if gp := os.Getenv("GOPATH"); gp != "" {
+		for _, d := range filepath.SplitList(gp) {
+			cands = append(cands, filepath.Join(d, "pkg", "mod"))
+		}
+	}
+	if home != "" {
+		for _, d := range []string{".cache", "go/pkg/mod", ".npm", ".cargo/registry", ".cargo/git", ".m2/repository", ".gradle/caches", ".pnpm-store", ".yarn/berry/cache", ".bun/install/cache", "Library/Caches"} {
+			cands = append(cands, filepath.Join(home, d))
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range cands {
+		c = resolveLoose(c)
+		if seen[c] || c == "/" || c == home {
+			continue
+		}
+		if fi, err := os.Stat(c); err == nil && fi.IsDir() {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	return out
 }
