@@ -328,6 +328,10 @@ func prefixLines(st interface{ Render(...string) string }, s, prefix string) str
 // already is one, else computed from the call's arguments.
 func toolDiff(c *toolCall) string {
 	if looksLikeDiff(c.Output) {
+		// "edited main.go (1 replacement)\n--- a/main.go ...": keep the diff itself.
+		if i := strings.Index(c.Output, "--- "); i > 0 && c.Output[i-1] == '\n' {
+			return c.Output[i:]
+		}
 		return c.Output
 	}
 	if c.Approval != nil && c.Approval.Diff != "" {
@@ -354,7 +358,8 @@ func toolDiff(c *toolCall) string {
 			return unifiedDiff(path, o, n)
 		}
 	case "write_file":
-		if content, ok := str("content", "text"); ok {
+		// Only a new file's diff is known from the arguments alone.
+		if content, ok := str("content", "text"); ok && strings.HasPrefix(c.Output, "created") {
 			return unifiedDiff(path, "", content)
 		}
 	}

@@ -241,3 +241,23 @@ func TestRunRefusesWithoutTerminal(t *testing.T) {
 }
 
 func errHint(err error) string { return errs.HintOf(err) }
+
+func TestToolDiffSources(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		call toolCall
+		want string // prefix of the diff, "" for none
+	}{
+		{"edit output carries the diff", toolCall{Name: "edit_file", Output: "edited a.go (1 replacement)\n--- a/a.go\n+++ b/a.go\n@@ -1 +1 @@\n-x\n+y"}, "--- a/a.go\n+++ b/a.go\n@@"},
+		{"edit args when the output has none", toolCall{Name: "edit_file", Args: []byte(`{"path":"a.go","old_string":"x","new_string":"y"}`), Output: "ok"}, "--- a/a.go"},
+		{"new file from args", toolCall{Name: "write_file", Args: []byte(`{"path":"n.txt","content":"hi\n"}`), Output: "created n.txt (3 bytes, 1 lines)"}, "--- a/n.txt\n+++ b/n.txt\n@@ -0,0 +1,1 @@\n+hi"},
+		{"overwrite without the old text: no made-up diff", toolCall{Name: "write_file", Args: []byte(`{"path":"n.txt","content":"hi\n"}`), Output: "overwrote n.txt (3 bytes, 1 lines)"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := toolDiff(&tc.call)
+			if (tc.want == "") != (got == "") || !strings.HasPrefix(got, tc.want) {
+				t.Fatalf("diff = %q, want prefix %q", got, tc.want)
+			}
+		})
+	}
+}
