@@ -159,6 +159,12 @@ func (c *Compaction) Compact(ctx context.Context, req Request) (Result, error) {
 	toolsTok := EstimateTools(req.Tools)
 	budget := c.cfg.BudgetFor(req.ContextWindow)
 	optsChanged := s.rend.setOptions(RenderOptions{RecallTool: slices.Contains(req.ToolNames, RecallToolName), PreviewChars: c.cfg.Offload.PreviewChars})
+	if s.prevView == nil && st.ViewBody > 0 && st.ViewBody <= len(body) {
+		// First call in this process with a state from elsewhere: the previous view
+		// was the render of this state over the body as it was then.
+		s.prevView = s.rend.render(body[:st.ViewBody], st, nil)
+		reused = false
+	}
 
 	// Render first: on most turns nothing is decided and this is the view. When the
 	// state and the body's prefix are those of the previous view, only the new
@@ -210,7 +216,7 @@ func (c *Compaction) Compact(ctx context.Context, req Request) (Result, error) {
 	// Full slice expression: a caller appending view-injector entries must not write
 	// into memory that prevView (or a later view) shares.
 	view = view[:len(view):len(view)]
-	st.LastRaw, st.LastTools = sysRaw+viewRaw, toolsTok
+	st.LastRaw, st.LastTools, st.ViewBody = sysRaw+viewRaw, toolsTok, len(body)
 
 	stable := len(s.prevView)
 	if !extend || compacted {

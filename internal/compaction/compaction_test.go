@@ -397,6 +397,10 @@ func TestStateSurvivesResume(t *testing.T) {
 	if resumed.Compacted || !reflect.DeepEqual(resumed.View, res.View) {
 		t.Errorf("resumed view differs (compacted=%v)", resumed.Compacted)
 	}
+	// The first call of the new process knows the previous view was the same.
+	if resumed.StablePrefix != len(res.View) {
+		t.Errorf("StablePrefix after resume %d, want %d", resumed.StablePrefix, len(res.View))
+	}
 }
 
 func TestStateCarriedAcrossRuns(t *testing.T) {

@@ -84,7 +84,6 @@ func TestPropertyViews(t *testing.T) {
 			}
 			c := newPolicy()
 			run := 1
-			fresh := false // a new process knows no previous view: StablePrefix is 0
 			s := &randomSession{rng: rng}
 			recall := rng.IntN(2) == 0
 			names := []string{"shell"}
@@ -102,7 +101,6 @@ func TestPropertyViews(t *testing.T) {
 					state = nil
 				case 1: // resume in a new process: only the checkpointed state survives
 					c = newPolicy()
-					fresh = true
 				}
 				r := Request{RunID: fmt.Sprint("r", run), SessionID: "s", Body: s.body, ContextWindow: window, State: state, ToolNames: names,
 					LastInputTokens: rng.IntN(window), Force: rng.IntN(25) == 0}
@@ -111,14 +109,12 @@ func TestPropertyViews(t *testing.T) {
 					r.Overflow, r.Force, r.State = true, false, res.State
 					res2 := mustCompact(t, c, r)
 					// The retry's view counts as the next view.
-					checkStep(t, step, s.body, prevState, prevView, res, recall, fresh)
-					fresh = false
+					checkStep(t, step, s.body, prevState, prevView, res, recall)
 					prevState, _ = ParseState(res.State)
 					prevView = res.View
 					res = res2
 				}
-				checkStep(t, step, s.body, prevState, prevView, res, recall, fresh)
-				fresh = false
+				checkStep(t, step, s.body, prevState, prevView, res, recall)
 				state = res.State
 				prevState, _ = ParseState(res.State)
 				prevView = res.View
@@ -127,7 +123,7 @@ func TestPropertyViews(t *testing.T) {
 	}
 }
 
-func checkStep(t *testing.T, step int, body []transcript.Entry, prev *State, prevView []transcript.Entry, res Result, recall, fresh bool) {
+func checkStep(t *testing.T, step int, body []transcript.Entry, prev *State, prevView []transcript.Entry, res Result, recall bool) {
 	t.Helper()
 	checkPairs(t, res.View)
 	st, err := ParseState(res.State)
@@ -151,14 +147,11 @@ func checkStep(t *testing.T, step int, body []transcript.Entry, prev *State, pre
 	for stable < min(len(prevView), len(res.View)) && reflect.DeepEqual(prevView[stable], res.View[stable]) {
 		stable++
 	}
-	if fresh {
-		stable = 0
-	}
 	if res.StablePrefix != stable {
 		t.Fatalf("step %d: StablePrefix %d, but %d leading entries are unchanged", step, res.StablePrefix, stable)
 	}
 	if !res.Compacted {
-		if len(res.View) < len(prevView) || stable != len(prevView) && !fresh {
+		if len(res.View) < len(prevView) || stable != len(prevView) {
 			t.Fatalf("step %d: no new decision but the view does not extend the previous one (stable %d of %d)",
 				step, res.StablePrefix, len(prevView))
 		}

@@ -43,6 +43,10 @@ type State struct {
 	SummaryFailures int `json:"summary_failures,omitempty"`
 	// Bursts counts passes that made new decisions.
 	Bursts int `json:"bursts,omitempty"`
+	// ViewBody is how many body entries the last view rendered. A process that starts
+	// from this state (resume, or the next run seeded with it) re-renders that view
+	// once to report an exact StablePrefix on its first call.
+	ViewBody int `json:"view_body,omitempty"`
 
 	// Encoded decision maps, kept until a decision changes: re-encoding a thousand
 	// sorted keys every turn would dominate the cost of a calm turn.
