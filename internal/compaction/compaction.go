@@ -3,6 +3,8 @@ package compaction
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"slices"
 	"sync"
@@ -141,7 +143,7 @@ func (c *Compaction) Compact(ctx context.Context, req Request) (Result, error) {
 		req.Force, s.forceNext = true, false
 	}
 
-	st, reused := c.loadState(s, req)
+	st, reused := c.loadState(ctx, s, req)
 	if !req.Overflow {
 		// The report that comes with an overflow retry is the one before the failed
 		// call; it was folded in already.
@@ -225,6 +227,9 @@ func (c *Compaction) Compact(ctx context.Context, req Request) (Result, error) {
 	s.prevView, s.prevBodyLen, s.prevRaw, s.prevSummary = view, len(body), viewRaw, st.Summary
 	s.state = st
 	s.stateBytes = st.Marshal()
+	if compacted {
+		c.saveState(ctx, req.SessionID, s.stateBytes)
+	}
 	return Result{View: view, StablePrefix: stable, State: bytes.Clone(s.stateBytes), Compacted: compacted, Info: info}, nil
 }
 
@@ -232,7 +237,7 @@ func (c *Compaction) Compact(ctx context.Context, req Request) (Result, error) {
 // when given, else the session's carried state from an earlier run, else a fresh one.
 // A new run keeps call_id decisions and resets the summarizer's circuit breaker.
 // reused reports that st is the very state the previous call of the session returned.
-func (c *Compaction) loadState(s *session, req Request) (st *State, reused bool) {
+func (c *Compaction) loadState(ctx context.Context, s *session, req Request) (st *State, reused bool) {
 	switch {
 	case len(req.State) > 0 && s.state != nil && bytes.Equal(req.State, s.stateBytes):
 		st, reused = s.state, true
@@ -244,7 +249,7 @@ func (c *Compaction) loadState(s *session, req Request) (st *State, reused bool)
 	case s.state != nil:
 		st = s.state.clone()
 	default:
-		st = &State{Version: stateVersion}
+		st = c.savedState(ctx, req.SessionID)
 	}
 	if st.RunID != req.RunID {
 		st.RunID = req.RunID
@@ -252,6 +257,39 @@ func (c *Compaction) loadState(s *session, req Request) (st *State, reused bool)
 		st.LastRaw, st.LastReported = 0, 0
 	}
 	return st, reused
+}
+
+// savedState loads the session's state saved by another process (the next run of
+// `lovia run -c` starts with no state of its own), or returns a fresh state.
+func (c *Compaction) savedState(ctx context.Context, sessionID string) *State {
+	ss, ok := c.store.(SessionStateStore)
+	if !ok || sessionID == "" {
+		return &State{Version: stateVersion}
+	}
+	raw, err := ss.LoadState(ctx, sessionID)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			c.log.Warn("compaction: loading the session's saved state failed", "session", sessionID, "err", err)
+		}
+		return &State{Version: stateVersion}
+	}
+	st, err := ParseState(raw)
+	if err != nil {
+		c.log.Warn("compaction: discarding the session's unreadable saved state", "session", sessionID, "err", err)
+	}
+	return st
+}
+
+// saveState keeps the session's decisions for runs in other processes. It runs after
+// a burst only: between bursts the decisions do not change.
+func (c *Compaction) saveState(ctx context.Context, sessionID string, raw []byte) {
+	ss, ok := c.store.(SessionStateStore)
+	if !ok || sessionID == "" {
+		return
+	}
+	if err := ss.SaveState(ctx, sessionID, raw); err != nil {
+		c.log.Warn("compaction: saving the session's state failed", "session", sessionID, "err", err)
+	}
 }
 
 // commonPrefix counts leading entries of b byte-identical to a's.

@@ -439,6 +439,36 @@ func TestStateCarriedAcrossRuns(t *testing.T) {
 	}
 }
 
+// TestStateCarriedAcrossProcesses: each `lovia run -c` is a new process whose run
+// starts without state; the decisions come back from the store's saved state.
+func TestStateCarriedAcrossProcesses(t *testing.T) {
+	dir := t.TempDir()
+	sum := &fakeSummarizer{}
+	a := New(testCfg, WithSummarizer(sum), WithStore(NewDirStore(dir)))
+	cv := &conv{body: textBody(24)}
+	cv.tool("shell", big("x", 5000), false)
+	res := mustCompact(t, a, req(cv.body, nil))
+	if !res.Compacted {
+		t.Fatal("scenario should compact")
+	}
+	cv.user("Next request.")
+	b := New(testCfg, WithSummarizer(sum), WithStore(NewDirStore(dir)))
+	r := req(cv.body, nil)
+	r.RunID = "r2"
+	res2 := mustCompact(t, b, r)
+	if res2.Compacted || sum.count() != 1 || !reflect.DeepEqual(res2.View[:len(res.View)], res.View) {
+		t.Errorf("the new process re-planned (compacted=%v, summaries=%d)", res2.Compacted, sum.count())
+	}
+	if res2.StablePrefix != len(res.View) {
+		t.Errorf("StablePrefix %d, want %d", res2.StablePrefix, len(res.View))
+	}
+	// Another session of the same store starts fresh (and so plans its own view).
+	r.SessionID = "other"
+	if res3 := mustCompact(t, b, r); !res3.Compacted || sum.count() != 2 {
+		t.Errorf("a session without saved state must plan from scratch (compacted=%v)", res3.Compacted)
+	}
+}
+
 func TestSessionCacheIsBounded(t *testing.T) {
 	c := New(testCfg, WithCacheSize(2))
 	body := textBody(2)

@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,6 +23,15 @@ type ResultStore interface {
 	Put(ctx context.Context, scope, callID, text string) (ref string, err error)
 	// Get returns the stored text, or an error matching ErrNotArchived.
 	Get(ctx context.Context, scope, callID string) (string, error)
+}
+
+// SessionStateStore is optionally implemented by a ResultStore: the policy saves a
+// session's sticky state there after each burst and loads it when a run of the session
+// starts in a process that has no state for it (each `lovia run -c` is a new process).
+// A missing state is an error matching fs.ErrNotExist.
+type SessionStateStore interface {
+	LoadState(ctx context.Context, sessionID string) (json.RawMessage, error)
+	SaveState(ctx context.Context, sessionID string, state json.RawMessage) error
 }
 
 // DirStore keeps one file per result: DIR/<scope>/<call_id>.txt, private to the user
@@ -50,24 +60,58 @@ func (d *DirStore) Put(ctx context.Context, scope, callID, text string) (string,
 	if _, err := os.Stat(p); err == nil {
 		return p, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return "", fmt.Errorf("archive tool result: %w", err)
-	}
-	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
-		return "", fmt.Errorf("archive tool result: %w", err)
-	}
-	_, werr := f.WriteString(text)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("archive tool result: %w", err)
-	}
-	if err := os.Rename(f.Name(), p); err != nil {
-		os.Remove(f.Name())
+	if err := writeFileAtomic(p, []byte(text)); err != nil {
 		return "", fmt.Errorf("archive tool result: %w", err)
 	}
 	return p, nil
+}
+
+// statePath is where a session's state is saved (beside its archived results; the
+// name cannot collide with a call's, which always end in .txt).
+func (d *DirStore) statePath(sessionID string) string {
+	return filepath.Join(d.Dir, safeName(sessionID), "context-state.json")
+}
+
+// LoadState implements SessionStateStore.
+func (d *DirStore) LoadState(ctx context.Context, sessionID string) (json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(d.statePath(sessionID))
+}
+
+// SaveState implements SessionStateStore.
+func (d *DirStore) SaveState(ctx context.Context, sessionID string, state json.RawMessage) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(d.statePath(sessionID), state); err != nil {
+		return fmt.Errorf("save context state: %w", err)
+	}
+	return nil
+}
+
+// writeFileAtomic writes to a temporary file and renames it, so a reader never sees
+// half a file; directories and files are private to the user.
+func writeFileAtomic(p string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), p); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
 }
 
 // Get implements ResultStore.
