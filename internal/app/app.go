@@ -77,6 +77,8 @@ type App struct {
 	Compaction   *compaction.Compaction
 
 	getenv  func(string) string
+	// memoryEphemeral keeps the memory plugin's archive off disk (Options.Memory).
+	memoryEphemeral bool
 	hooks   plugin.Plugin // nil when no hooks are configured
 	extra   extras        // workspace, mcp: wired in wire.go
 	mu      sync.Mutex
@@ -126,6 +128,7 @@ func New(ctx context.Context, opts Options) (*App, error) {
 	script.Register(a.Registry)
 
 	if opts.Memory {
+		a.memoryEphemeral = true
 		m := store.NewMemory()
 		a.Session, a.Checkpointer = m.Sessions, m.Checkpoints
 	} else {
@@ -277,6 +280,8 @@ type RunOptions struct {
 	Plugins []plugin.Plugin
 	// Flags are recorded in the checkpoint's settings (e.g. output format, approve).
 	Flags map[string]any
+
+	child bool // a subagent's run
 }
 
 // Settings are what a run records in its checkpoint head, so `lovia resume` can
@@ -321,7 +326,7 @@ func (a *App) Prepare(ctx context.Context, ro RunOptions) (*Prepared, error) {
 	}
 	_ = src
 	policy := a.Policy(p)
-	ag, err := a.agentGraph(p, model, policy)
+	ag, err := a.agentGraph(ctx, p, model, policy, ro.child)
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +350,7 @@ func (a *App) Prepare(ctx context.Context, ro RunOptions) (*Prepared, error) {
 	if sessionID == "" && ro.IfRunExists != runtime.ResumeOnly {
 		sessionID = newID("ses_")
 	}
-	if a.DB != nil && sessionID != "" {
+	if a.DB != nil && sessionID != "" && !ro.child {
 		if err := a.DB.Sessions().EnsureSession(ctx, sessionID, sqlite.SessionMeta{Cwd: a.Config.Cwd, Repo: a.repo()}); err != nil {
 			return nil, err
 		}
@@ -473,7 +478,7 @@ func (a *App) extraInstructions() string {
 }
 
 // agentGraph builds the preset's agent and every agent reachable through handoffs.
-func (a *App) agentGraph(root *preset.Preset, model, policy string) (*agent.Agent, error) {
+func (a *App) agentGraph(ctx context.Context, root *preset.Preset, model, policy string, child bool) (*agent.Agent, error) {
 	built := map[string]*agent.Agent{}
 	var order []*preset.Preset
 	var visit func(p *preset.Preset) error
@@ -493,7 +498,7 @@ func (a *App) agentGraph(root *preset.Preset, model, policy string) (*agent.Agen
 			Limits: agent.Limits{MaxTurns: p.Limits.MaxTurns, BudgetTokens: p.Limits.BudgetTokens,
 				MaxToolOutputChars: p.Limits.MaxToolOutputChars},
 		}
-		plugins, err := a.plugins(p, policy)
+		plugins, err := a.plugins(ctx, p, policy, child)
 		if err != nil {
 			return err
 		}
@@ -524,7 +529,7 @@ func (a *App) agentGraph(root *preset.Preset, model, policy string) (*agent.Agen
 
 // plugins returns the preset's plugins (the workspace first), filtered by its tool
 // allow-list.
-func (a *App) plugins(p *preset.Preset, policy string) ([]plugin.Plugin, error) {
+func (a *App) plugins(ctx context.Context, p *preset.Preset, policy string, child bool) ([]plugin.Plugin, error) {
 	out, err := a.extra.agentPlugins(a, policy)
 	if err != nil {
 		return nil, err
@@ -539,11 +544,18 @@ func (a *App) plugins(p *preset.Preset, policy string) ([]plugin.Plugin, error) 
 			out = append(out, skills.New(skills.Config{Bundled: bundledskills.FS, Dirs: dirs, NoWatch: a.Config.Skills.NoWatch}, a.Log))
 		case "mcp":
 			// Added by agentPlugins whenever servers are configured.
+		case "subagents":
+			if child {
+				continue // children do not spawn children
+			}
+			fallthrough
 		default:
-			if pl := a.extra.named(name); pl != nil {
+			pl, err := a.extra.named(ctx, a, name)
+			if err != nil {
+				return nil, err
+			}
+			if pl != nil {
 				out = append(out, pl)
-			} else {
-				a.Log.Info("preset plugin not available in this build", "preset", p.Name, "plugin", name)
 			}
 		}
 	}

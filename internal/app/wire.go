@@ -2,10 +2,15 @@ package app
 
 import (
 	"context"
+	"path/filepath"
 	"sync"
 
+	"github.com/lovia-dev/lovia/internal/agent"
 	"github.com/lovia-dev/lovia/internal/plugin"
 	"github.com/lovia-dev/lovia/internal/plugin/mcp"
+	"github.com/lovia-dev/lovia/internal/plugin/memory"
+	"github.com/lovia-dev/lovia/internal/plugin/subagents"
+	"github.com/lovia-dev/lovia/internal/runtime"
 	"github.com/lovia-dev/lovia/internal/workspace"
 )
 
@@ -13,7 +18,8 @@ import (
 // per policy, so "allow for this session" grants live as long as the App) and the MCP
 // server connections (started lazily by the plugin).
 type extras struct {
-	mcp *mcp.Plugin
+	mcp    *mcp.Plugin
+	memory *memory.Plugin
 
 	mu         sync.Mutex
 	workspaces map[string]*workspace.Workspace
@@ -80,6 +86,58 @@ func (x *extras) agentPlugins(a *App, policy string) ([]plugin.Plugin, error) {
 	return out, nil
 }
 
-// named returns an optional plugin a preset enables by name (memory, subagents),
-// nil when this build has none.
-func (x *extras) named(name string) plugin.Plugin { return nil }
+// named returns an optional plugin a preset enables by name, nil when it is not
+// available (the error says why).
+func (x *extras) named(ctx context.Context, a *App, name string) (plugin.Plugin, error) {
+	switch name {
+	case "memory":
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		if x.memory == nil {
+			cfg := memory.DefaultConfig(a.home(), a.repo())
+			if !a.memoryEphemeral {
+				arch, err := memory.OpenArchive(ctx, filepath.Join(a.Config.Home, "memory.db"))
+				if err != nil {
+					return nil, err
+				}
+				a.closers = append(a.closers, arch.Close)
+				cfg.Archive = arch
+			}
+			x.memory = memory.New(cfg, a.Log)
+		}
+		return x.memory, nil
+	case "subagents":
+		return subagents.New(subagents.Config{Build: a.buildChild, Presets: a.childPresets()}, a.Log)
+	}
+	return nil, nil
+}
+
+// buildChild builds a subagent's agent and options: a run of its own (checkpointed,
+// not appended to the parent's session) from a preset, with the parent's workspace.
+func (a *App) buildChild(ctx context.Context, spec subagents.ChildSpec) (*agent.Agent, runtime.Options, error) {
+	pr, err := a.Prepare(ctx, RunOptions{Preset: spec.Preset, SessionID: "child_" + spec.ID, child: true})
+	if err != nil {
+		return nil, runtime.Options{}, err
+	}
+	ag := pr.Agent.Clone()
+	if spec.Instructions != "" {
+		ag.Instructions = spec.Instructions
+	}
+	if len(spec.Tools) > 0 {
+		for i, pl := range ag.Plugins {
+			ag.Plugins[i] = allowOnly(pl, spec.Tools)
+		}
+	}
+	pr.Options.Session = nil
+	pr.Options.Deps = spec.Deps
+	return ag, pr.Options, nil
+}
+
+// childPresets lists the presets a subagent may be started from.
+func (a *App) childPresets() map[string]string {
+	out := map[string]string{}
+	for _, p := range a.Presets.List() {
+		out[p.Name] = p.Description
+	}
+	return out
+}
