@@ -76,14 +76,14 @@ type App struct {
 	Checkpointer store.Checkpointer
 	Compaction   *compaction.Compaction
 
-	getenv  func(string) string
+	getenv func(string) string
 	// memoryEphemeral keeps the memory plugin's archive off disk (Options.Memory).
 	memoryEphemeral bool
-	hooks   plugin.Plugin // nil when no hooks are configured
-	extra   extras        // workspace, mcp: wired in wire.go
-	mu      sync.Mutex
-	models  map[string]provider.Provider
-	closers []func() error
+	hooks           plugin.Plugin // nil when no hooks are configured
+	extra           extras        // workspace, mcp: wired in wire.go
+	mu              sync.Mutex
+	models          map[string]provider.Provider
+	closers         []func() error
 }
 
 // New loads the configuration and presets, opens the stores and builds the shared
