@@ -24,7 +24,6 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
-	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 	"github.com/tidwall/gjson"
 
 	"github.com/lovia-dev/lovia/internal/errs"
@@ -140,7 +139,8 @@ func (p *Provider) Stream(ctx context.Context, req provider.Request) iter.Seq2[p
 			yield(provider.Delta{}, p.mapError(ctx, err, resp))
 			return
 		}
-		p.decode(ctx, ssestream.NewDecoder(resp), yield)
+		defer resp.Body.Close()
+		p.decode(ctx, provider.NewSSEReader(resp.Body), yield)
 	}
 }
 
@@ -402,8 +402,7 @@ type block struct {
 
 // decode reads a Messages event stream and yields deltas; it always ends (EOF,
 // message_stop, an error or the consumer stopping) and never panics on bad input.
-func (p *Provider) decode(ctx context.Context, dec ssestream.Decoder, yield func(provider.Delta, error) bool) {
-	defer dec.Close()
+func (p *Provider) decode(ctx context.Context, dec *provider.SSEReader, yield func(provider.Delta, error) bool) {
 	var (
 		blocks []*block
 		byIdx  = map[int64]*block{}
@@ -413,7 +412,7 @@ func (p *Provider) decode(ctx context.Context, dec ssestream.Decoder, yield func
 		done   bool
 	)
 	for !done && dec.Next() {
-		data := dec.Event().Data
+		data := dec.Data()
 		if len(bytes.TrimSpace(data)) == 0 {
 			continue
 		}
@@ -421,7 +420,7 @@ func (p *Provider) decode(ctx context.Context, dec ssestream.Decoder, yield func
 			yield(provider.Delta{}, p.badChunk(data))
 			return
 		}
-		ev := gjson.ParseBytes(data)
+		ev := gjson.ParseBytes(data) // a copy: the reader reuses data
 		if !ev.IsObject() {
 			yield(provider.Delta{}, p.badChunk(data))
 			return
@@ -618,6 +617,5 @@ func validArgs(s string) json.RawMessage {
 
 // decodeBody runs the stream decoder over a raw body (tests, fuzzing, benchmarks).
 func (p *Provider) decodeBody(ctx context.Context, body io.Reader, yield func(provider.Delta, error) bool) {
-	resp := &http.Response{Body: io.NopCloser(body), Header: http.Header{"Content-Type": {"text/event-stream"}}}
-	p.decode(ctx, ssestream.NewDecoder(resp), yield)
+	p.decode(ctx, provider.NewSSEReader(body), yield)
 }

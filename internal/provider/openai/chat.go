@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -11,7 +12,6 @@ import (
 
 	oa "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/tidwall/gjson"
 
@@ -49,8 +49,9 @@ func (c *Chat) Stream(ctx context.Context, req provider.Request) iter.Seq2[provi
 			return
 		}
 		// The client's Stream decodes into typed chunks; we read the same body
-		// with its SSE decoder and gjson instead (see the package comment).
-		c.decode(ctx, ssestream.NewDecoder(resp), yield)
+		// with gjson instead (see the package comment).
+		defer resp.Body.Close()
+		c.decode(ctx, provider.NewSSEReader(resp.Body), yield)
 	}
 }
 
@@ -213,6 +214,11 @@ func userMessage(e transcript.Entry) oa.ChatCompletionMessageParamUnion {
 	return oa.UserMessage(parts)
 }
 
+var (
+	usageKey = []byte(`"usage"`)
+	doneMark = []byte("[DONE]")
+)
+
 // chatCall accumulates one streamed tool call.
 type chatCall struct {
 	id, name string
@@ -222,8 +228,7 @@ type chatCall struct {
 // decode reads a Chat Completions event stream and yields deltas; it always
 // ends (EOF, [DONE], an error or the consumer stopping) and never panics on bad
 // input.
-func (c *Chat) decode(ctx context.Context, dec ssestream.Decoder, yield func(provider.Delta, error) bool) {
-	defer dec.Close()
+func (c *Chat) decode(ctx context.Context, dec *provider.SSEReader, yield func(provider.Delta, error) bool) {
 	var (
 		text, reasoning strings.Builder
 		reasoningField  string
@@ -234,28 +239,33 @@ func (c *Chat) decode(ctx context.Context, dec ssestream.Decoder, yield func(pro
 		done            bool
 	)
 	for !done && dec.Next() {
-		data := dec.Event().Data
+		data := dec.Data()
 		if len(data) == 0 {
 			continue
 		}
-		if data[0] == '[' && strings.HasPrefix(string(data), "[DONE]") {
+		if data[0] == '[' && bytes.HasPrefix(data, doneMark) {
 			done = true
 			break
 		}
-		if !gjson.ValidBytes(data) {
+		if !gjson.ValidBytes(data) || bytes.TrimSpace(data)[0] != '{' {
 			yield(provider.Delta{}, c.cfg.badChunk(data))
 			return
 		}
-		root := gjson.ParseBytes(data)
-		if !root.IsObject() {
-			yield(provider.Delta{}, c.cfg.badChunk(data))
+		// GetBytes copies only what it returns, and path lookups skip values
+		// without decoding them; "choices" comes early in every chunk.
+		choice := gjson.GetBytes(data, "choices.0")
+		var errV, usageV gjson.Result
+		if !choice.Exists() {
+			errV = gjson.GetBytes(data, "error")
+		}
+		if bytes.Contains(data, usageKey) {
+			usageV = gjson.GetBytes(data, "usage")
+		}
+		if errV.Exists() && errV.Type != gjson.Null {
+			yield(provider.Delta{}, c.cfg.streamError(c.model, errV))
 			return
 		}
-		if e := root.Get("error"); e.Exists() && e.Type != gjson.Null {
-			yield(provider.Delta{}, c.cfg.streamError(c.model, e))
-			return
-		}
-		if u := root.Get("usage"); u.IsObject() {
+		if u := usageV; u.IsObject() {
 			use = &usage.Usage{
 				InputTokens:       int(u.Get("prompt_tokens").Int()),
 				OutputTokens:      int(u.Get("completion_tokens").Int()),
@@ -264,11 +274,13 @@ func (c *Chat) decode(ctx context.Context, dec ssestream.Decoder, yield func(pro
 				Requests:          1,
 			}
 		}
-		choice := root.Get("choices.0")
 		if !choice.IsObject() {
 			continue
 		}
 		var stop bool
+		if f := choice.Get("finish_reason"); f.Type == gjson.String && f.Str != "" {
+			finish = f.Str
+		}
 		choice.Get("delta").ForEach(func(k, v gjson.Result) bool {
 			switch k.Str {
 			case "content":
@@ -301,9 +313,6 @@ func (c *Chat) decode(ctx context.Context, dec ssestream.Decoder, yield func(pro
 		})
 		if stop {
 			return
-		}
-		if f := choice.Get("finish_reason"); f.Type == gjson.String && f.Str != "" {
-			finish = f.Str
 		}
 	}
 	if !done && finish == "" {
@@ -387,6 +396,5 @@ func chatCallFor(tc gjson.Result, calls *[]*chatCall, byIndex map[int64]*chatCal
 
 // decodeBody runs the stream decoder over a raw body (tests, fuzzing, benchmarks).
 func (c *Chat) decodeBody(ctx context.Context, body io.Reader, yield func(provider.Delta, error) bool) {
-	resp := &http.Response{Body: io.NopCloser(body), Header: http.Header{"Content-Type": {"text/event-stream"}}}
-	c.decode(ctx, ssestream.NewDecoder(resp), yield)
+	c.decode(ctx, provider.NewSSEReader(body), yield)
 }

@@ -10,7 +10,6 @@ import (
 
 	oa "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/tidwall/gjson"
@@ -69,7 +68,8 @@ func (r *Responses) Stream(ctx context.Context, req provider.Request) iter.Seq2[
 			yield(provider.Delta{}, r.cfg.mapError(ctx, r.model, err, resp))
 			return
 		}
-		r.decode(ctx, ssestream.NewDecoder(resp), yield)
+		defer resp.Body.Close()
+		r.decode(ctx, provider.NewSSEReader(resp.Body), yield)
 	}
 }
 
@@ -195,8 +195,7 @@ type respItem struct {
 }
 
 // decode reads a Responses API event stream; see Chat.decode for its guarantees.
-func (r *Responses) decode(ctx context.Context, dec ssestream.Decoder, yield func(provider.Delta, error) bool) {
-	defer dec.Close()
+func (r *Responses) decode(ctx context.Context, dec *provider.SSEReader, yield func(provider.Delta, error) bool) {
 	var (
 		items  []*respItem
 		byIdx  = map[int64]*respItem{}
@@ -215,7 +214,7 @@ func (r *Responses) decode(ctx context.Context, dec ssestream.Decoder, yield fun
 		return it
 	}
 	for !done && dec.Next() {
-		data := dec.Event().Data
+		data := dec.Data()
 		if len(data) == 0 {
 			continue
 		}
@@ -223,7 +222,7 @@ func (r *Responses) decode(ctx context.Context, dec ssestream.Decoder, yield fun
 			yield(provider.Delta{}, r.cfg.badChunk(data))
 			return
 		}
-		ev := gjson.ParseBytes(data)
+		ev := gjson.ParseBytes(data) // a copy: the reader reuses data
 		if !ev.IsObject() {
 			yield(provider.Delta{}, r.cfg.badChunk(data))
 			return
@@ -396,6 +395,5 @@ func (it *respItem) content() string {
 
 // decodeBody runs the stream decoder over a raw body (tests, fuzzing, benchmarks).
 func (r *Responses) decodeBody(ctx context.Context, body io.Reader, yield func(provider.Delta, error) bool) {
-	resp := &http.Response{Body: io.NopCloser(body), Header: http.Header{"Content-Type": {"text/event-stream"}}}
-	r.decode(ctx, ssestream.NewDecoder(resp), yield)
+	r.decode(ctx, provider.NewSSEReader(body), yield)
 }

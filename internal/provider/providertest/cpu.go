@@ -1,0 +1,25 @@
+package providertest
+
+import (
+	"syscall"
+	"testing"
+	"time"
+)
+
+// CPUTime is the process's user+system CPU time so far. Benchmarks on a shared
+// machine report CPU time per operation, which wall-clock ns/op cannot show.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// ReportCPU adds a "cpu-ms/op" metric to b: CPU time used since start divided by
+// b.N. Call it after the timed loop.
+func ReportCPU(b *testing.B, start time.Duration) {
+	if b.N > 0 {
+		b.ReportMetric(float64(CPUTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+	}
+}
