@@ -26,7 +26,9 @@
 // highest count this provider saw earlier for the same run. Error items stand before
 // the reply they delay: each is served once per provider value (so "429, then text"
 // is two items), then the reply follows. A resumed run therefore continues at the
-// right turn, and a fresh process serves pending error items again.
+// right turn, and a fresh process serves pending error items again. With
+// `scope: session` the count covers the whole conversation instead, so a scripted chat
+// continues across its runs.
 package script
 
 import (
@@ -58,9 +60,12 @@ const chunk = 16
 
 // Script is a parsed script file.
 type Script struct {
-	ContextWindow int    `yaml:"context_window"`
-	NativeSchema  bool   `yaml:"native_schema"`
-	Turns         []Turn `yaml:"turns"`
+	ContextWindow int  `yaml:"context_window"`
+	NativeSchema  bool `yaml:"native_schema"`
+	// Scope is "run" (default: each run starts at the first turn) or "session" (turns
+	// continue across the runs of a conversation, for scripted chats).
+	Scope string `yaml:"scope"`
+	Turns []Turn `yaml:"turns"`
 }
 
 // Turn is one scripted model reply (or one failed attempt, when Error is set).
@@ -135,6 +140,9 @@ func Parse(path string, data []byte) (*Script, error) {
 					fmt.Sprintf("script %s: turn %d, tool call %d: args", path, i+1, j+1), "args must be a mapping of JSON-compatible values")
 			}
 		}
+	}
+	if s.Scope != "" && s.Scope != "run" && s.Scope != "session" {
+		return nil, errs.Newf(errs.KindConfig, "use scope: run or scope: session", "script %s: unknown scope %q", path, s.Scope)
 	}
 	if s.ContextWindow <= 0 {
 		s.ContextWindow = DefaultContextWindow
@@ -249,6 +257,9 @@ func (p *Provider) Script() *Script { return p.script }
 // pick chooses the item for req and records the request.
 func (p *Provider) pick(req provider.Request) (int, int, error) {
 	runID, n := RepliesInView(req.Entries)
+	if p.script.Scope == "session" {
+		runID, n = "", countReplies(req.Entries)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	req.Entries = append([]transcript.Entry(nil), req.Entries...)
@@ -313,6 +324,24 @@ func RepliesInView(entries []transcript.Entry) (string, int) {
 		}
 	}
 	return runID, n
+}
+
+// countReplies counts every assistant reply in entries (scope: session).
+func countReplies(entries []transcript.Entry) int {
+	n := 0
+	inReply := false
+	for _, e := range entries {
+		switch e.Type {
+		case transcript.TypeAssistantText, transcript.TypeReasoning, transcript.TypeToolCall:
+			if !inReply {
+				n++
+			}
+			inReply = true
+		default:
+			inReply = false
+		}
+	}
+	return n
 }
 
 // Stream replays the chosen item.

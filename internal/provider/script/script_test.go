@@ -336,3 +336,22 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestSessionScope(t *testing.T) {
+	p := mustParse(t, "scope: session\nturns:\n  - text: first\n  - text: second\n")
+	view := []transcript.Entry{
+		{Type: transcript.TypeInput, Role: "user", Text: "hi", RunID: "r1"},
+		{Type: transcript.TypeAssistantText, Text: "first"},
+		{Type: transcript.TypeInput, Role: "user", Text: "again", RunID: "r2"},
+	}
+	if got := collect(t, p, view).text; got != "second" {
+		t.Errorf("session scope replayed %q", got)
+	}
+	run := mustParse(t, "turns:\n  - text: first\n  - text: second\n")
+	if got := collect(t, run, view).text; got != "first" {
+		t.Errorf("run scope replayed %q", got)
+	}
+	if _, err := Parse("x.yaml", []byte("scope: forever\nturns: [{text: a}]\n")); err == nil {
+		t.Error("bad scope accepted")
+	}
+}
