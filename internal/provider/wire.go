@@ -3,6 +3,7 @@ package provider
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -257,4 +258,17 @@ func StatusForType(t string) int {
 		return 404
 	}
 	return 500 // server_error, api_error, unknown: transient as far as we can tell
+}
+
+// NotStream returns an error when a 2xx reply is plain JSON instead of an event
+// stream (a proxy or server that ignored stream=true, or one that reports errors
+// with status 200); nil otherwise. It reads the body in that case.
+func NotStream(prefix string, resp *http.Response, secrets ...string) error {
+	ct := strings.ToLower(resp.Header.Get("Content-Type"))
+	if !strings.HasPrefix(ct, "application/json") {
+		return nil
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return &HTTPError{Provider: prefix, Status: resp.StatusCode,
+		Message: Redact("the server replied with JSON instead of an event stream (does it support streaming?): "+ServerMessage(body), secrets...)}
 }

@@ -74,6 +74,8 @@ func Factory(_ context.Context, model string, env provider.Env) (provider.Provid
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
 	}
+	// The client appends /v1/messages; a URL copied with /v1 would double it.
+	cfg.BaseURL = strings.TrimSuffix(strings.TrimRight(cfg.BaseURL, "/"), "/v1")
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, errs.Newf(errs.KindConfig, "set ANTHROPIC_BASE_URL to a URL like https://api.anthropic.com",
@@ -140,6 +142,10 @@ func (p *Provider) Stream(ctx context.Context, req provider.Request) iter.Seq2[p
 			return
 		}
 		defer resp.Body.Close()
+		if err := provider.NotStream(Prefix, resp, p.cfg.APIKey, p.cfg.AuthToken); err != nil {
+			yield(provider.Delta{}, err)
+			return
+		}
 		p.decode(ctx, provider.NewSSEReader(resp.Body), yield)
 	}
 }

@@ -264,7 +264,10 @@ func TestFactory(t *testing.T) {
 	if errs.KindOf(err) != errs.KindConfig || errs.HintOf(err) == "" {
 		t.Errorf("bad budget: %v", err)
 	}
-	p, err := Factory(context.Background(), "claude-opus-4-1-20250805", env("ANTHROPIC_AUTH_TOKEN", "tok"))
+	p, err := Factory(context.Background(), "claude-opus-4-1-20250805", env("ANTHROPIC_AUTH_TOKEN", "tok", "ANTHROPIC_BASE_URL", "https://gw.example/v1/"))
+	if err == nil && p.(*Provider).cfg.BaseURL != "https://gw.example" {
+		t.Errorf("base URL %q", p.(*Provider).cfg.BaseURL)
+	}
 	if err != nil || p.Info().ContextWindow != 200000 || p.Info().MaxOutputTokens != 32000 || p.Info().Provider != "anthropic" {
 		t.Errorf("info %+v %v", p, err)
 	}

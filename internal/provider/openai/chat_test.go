@@ -178,6 +178,12 @@ func TestChatStreamFailures(t *testing.T) {
 				t.Error("no hint")
 			}
 		}},
+		{"json instead of a stream", pt.Turn{Status: 200, Raw: `{"id":"x","choices":[{"message":{"content":"hi"}}]}`}, func(t *testing.T, err error) {
+			var he *provider.HTTPError
+			if !errors.As(err, &he) || he.Retryable() || !strings.Contains(he.Message, "instead of an event stream") {
+				t.Errorf("got %#v", err)
+			}
+		}},
 		{"forbidden", pt.Turn{Status: 403, Message: "Project does not have access"}, func(t *testing.T, err error) {
 			if errs.KindOf(err) != errs.KindAuth {
 				t.Errorf("got %v", err)

@@ -69,6 +69,10 @@ func (r *Responses) Stream(ctx context.Context, req provider.Request) iter.Seq2[
 			return
 		}
 		defer resp.Body.Close()
+		if err := provider.NotStream(r.cfg.Provider, resp, r.cfg.APIKey); err != nil {
+			yield(provider.Delta{}, err)
+			return
+		}
 		r.decode(ctx, provider.NewSSEReader(resp.Body), yield)
 	}
 }
