@@ -86,6 +86,9 @@ func (w *Workspace) ReadFile(path string, offset, limit int, approved bool) (str
 	if fi.IsDir() {
 		return "", userErr("%s is a directory; use list_files to see its contents", path)
 	}
+	if !fi.Mode().IsRegular() {
+		return "", userErr("%s is not a regular file (%s); read_file reads files only", path, fi.Mode().Type())
+	}
 	if fi.Size() > maxFileBytes {
 		return "", userErr("%s is %d MB, too large to read; use grep_files or shell (e.g. sed -n '100,200p')", path, fi.Size()>>20)
 	}
@@ -342,6 +345,9 @@ func readExisting(abs string) ([]byte, os.FileInfo, bool, error) {
 	}
 	if fi.IsDir() {
 		return nil, nil, false, userErr("%s is a directory", abs)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, false, userErr("%s is not a regular file", abs)
 	}
 	data, err := os.ReadFile(abs)
 	if err != nil {

@@ -59,6 +59,9 @@ func TestReadFile(t *testing.T) {
 	if len(out) > MaxReadChars+200 || !strings.Contains(out, "capped at 50000") {
 		t.Fatalf("cap: %d chars, tail %q", len(out), out[len(out)-120:])
 	}
+	if _, err := w.ReadFile("/dev/zero", 0, 0, true); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("device: %v", err)
+	}
 	if _, err := w.ReadFile("src", 0, 0, false); err == nil || !strings.Contains(err.Error(), "list_files") {
 		t.Fatalf("dir: %v", err)
 	}

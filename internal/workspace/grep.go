@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"regexp"
@@ -131,6 +132,7 @@ func (w *Workspace) GrepFiles(ctx context.Context, opts GrepOptions, approved bo
 	}
 	max = min(max, MaxGrepMatches)
 
+	bufs := sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 	var (
 		mu    sync.Mutex
 		hits  []grepHit
@@ -141,7 +143,9 @@ func (w *Workspace) GrepFiles(ctx context.Context, opts GrepOptions, approved bo
 		if count.Load() > int64(max) {
 			return
 		}
-		h, ok := grepFile(fileAbs, re, lit)
+		bp := bufs.Get().(*[]byte)
+		h, ok := grepFile(fileAbs, re, lit, bp)
+		bufs.Put(bp)
 		files.Add(1)
 		if !ok {
 			return
@@ -151,6 +155,9 @@ func (w *Workspace) GrepFiles(ctx context.Context, opts GrepOptions, approved bo
 		mu.Lock()
 		hits = append(hits, h)
 		mu.Unlock()
+	}
+	if !fi.IsDir() && !fi.Mode().IsRegular() {
+		return "", userErr("%s is not a regular file or directory", p)
 	}
 	if !fi.IsDir() {
 		search(abs, p)
@@ -196,20 +203,17 @@ func (w *Workspace) GrepFiles(ctx context.Context, opts GrepOptions, approved bo
 }
 
 // grepFile returns the matching lines of one file (binary and huge files skipped).
-func grepFile(abs string, re *regexp.Regexp, lit []byte) (grepHit, bool) {
+// buf is the worker's reusable read buffer.
+func grepFile(abs string, re *regexp.Regexp, lit []byte, buf *[]byte) (grepHit, bool) {
 	f, err := os.Open(abs)
 	if err != nil {
 		return grepHit{}, false
 	}
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxGrepFile {
-		f.Close()
+	data, ok := readAll(f, buf)
+	f.Close()
+	if !ok {
 		return grepHit{}, false
 	}
-	data := make([]byte, fi.Size())
-	n, _ := readFull(f, data)
-	f.Close()
-	data = data[:n]
 	if lit != nil && !bytes.Contains(data, lit) {
 		return grepHit{}, false
 	}
@@ -249,16 +253,33 @@ func grepFile(abs string, re *regexp.Regexp, lit []byte) (grepHit, bool) {
 	return h, true
 }
 
-func readFull(f *os.File, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := f.Read(buf[n:])
-		n += m
+// readAll reads f into *buf (grown as needed, reused across files); false when the
+// file is larger than maxGrepFile or unreadable.
+func readAll(f *os.File, buf *[]byte) ([]byte, bool) {
+	b := (*buf)[:0]
+	for {
+		if len(b) == cap(b) {
+			if cap(b) >= maxGrepFile {
+				return nil, false
+			}
+			nb := make([]byte, len(b), max(2*cap(b), 64<<10))
+			copy(nb, b)
+			b = nb
+		}
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
 		if err != nil {
-			return n, err
+			*buf = b
+			if err == io.EOF {
+				return b, true
+			}
+			return nil, false
+		}
+		if n == 0 {
+			*buf = b
+			return b, true
 		}
 	}
-	return n, nil
 }
 
 type dirJob struct {
