@@ -128,6 +128,10 @@ Anthropic model, and keeps every run resumable.
 	root.AddCommand(NewCmdPresets(f, nil))
 	root.AddCommand(NewCmdVersion(f))
 	root.AddCommand(NewCmdSandboxExec())
+	root.AddCommand(NewCmdResume(f, nil))
+	root.AddCommand(NewCmdRuns(f, nil))
+	root.AddCommand(NewCmdSessions(f, nil))
+	registerSessionFlagCompletion(root, f)
 	return root
 }
 

@@ -1,0 +1,275 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lovia-dev/lovia/internal/app"
+	"github.com/lovia-dev/lovia/internal/config"
+	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/event"
+	"github.com/lovia-dev/lovia/internal/headless"
+	"github.com/lovia-dev/lovia/internal/runtime"
+	"github.com/lovia-dev/lovia/internal/store"
+)
+
+// ResumeOptions are the inputs of `lovia resume`.
+type ResumeOptions struct {
+	F       *Factory
+	RunID   string
+	Output  string
+	Approve string
+	// outputSet / approveSet report the flags were typed (otherwise the run's own).
+	outputSet, approveSet bool
+	// Signals delivers SIGINT/SIGTERM (nil: the process's).
+	Signals <-chan os.Signal
+}
+
+// NewCmdResume builds `lovia resume`. runF replaces the behaviour in flag tests.
+func NewCmdResume(f *Factory, runF func(*ResumeOptions) error) *cobra.Command {
+	opts := &ResumeOptions{F: f}
+	c := &cobra.Command{
+		Use:   "resume RUN_ID",
+		Short: "Continue an interrupted run from its checkpoint",
+		Long: `Continue a run from its last checkpoint, with the settings it was started with
+(model, preset, policy, working directory, limits, output format, --approve). A flag
+typed here overrides the recorded value, and lovia says so on stderr.
+
+Tool calls the run made that have a recorded result are never run again; a call
+that was cut off before its result is run again. A completed run is not run again:
+its stored result is printed (the model is not called).
+
+Exit codes as for lovia run: 0 completed, 1 failed, 2 usage error or unknown run,
+3 limit reached, 4 guardrail, 130 interrupted (SIGINT), 143 terminated (SIGTERM).`,
+		Example: `  lovia resume run_3f2a9c1e0b7d4a55
+  lovia resume run_3f2a9c1e0b7d4a55 --output stream-json
+  lovia resume job-42 -m anthropic:claude-sonnet-4-5   # continue with another model`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return errs.New(errs.KindUsage, "lovia resume takes one run id",
+					"`lovia runs` lists the runs and their ids")
+			}
+			return nil
+		},
+		ValidArgsFunction: completeRunIDs(f, true),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.RunID = args[0]
+			opts.outputSet = c.Flags().Changed("output")
+			opts.approveSet = c.Flags().Changed("approve")
+			if runF != nil {
+				return runF(opts)
+			}
+			return runResume(c.Context(), opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&opts.Output, "output", "text", "output format: text, json or stream-json (default: the run's)")
+	fl.StringVar(&opts.Approve, "approve", "none", "answer for actions that need approval: none or all (default: the run's)")
+	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "stream-json"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = c.RegisterFlagCompletionFunc("approve", cobra.FixedCompletions([]string{"none", "all"}, cobra.ShellCompDirectiveNoFileComp))
+	return c
+}
+
+func runResume(ctx context.Context, opts *ResumeOptions) error {
+	f := opts.F
+	runID := opts.RunID
+	base := f.AppOptions()
+
+	// Find the run and what it recorded, in the database the flags point at.
+	s, err := app.OpenStore(ctx, base)
+	if err != nil {
+		return err
+	}
+	st, snap, err := app.ReadSettings(ctx, s.DB.Checkpoints(), runID)
+	if err == nil {
+		err = refuseHeld(ctx, s, runID)
+	}
+	dbPath := s.Config.DB
+	s.Close()
+	if err != nil {
+		if errs.KindOf(err) == errs.KindNotFound {
+			return errs.Wrap(errs.KindNotFound, store.ErrNotFound, fmt.Sprintf("no run %q in %s", runID, dbPath),
+				"`lovia runs --all` lists the runs; pass the --db the run used if it was another database")
+		}
+		return err
+	}
+
+	// The run's own output format and approvals, unless typed.
+	output, approve := opts.Output, opts.Approve
+	var notices []string
+	restore := func(typed bool, val *string, key, flag string) {
+		rec := st.FlagString(key)
+		switch {
+		case !typed && rec != "":
+			*val = rec
+		case typed && rec != "" && rec != *val:
+			notices = append(notices, fmt.Sprintf("%s overrides the run's %s", flag, rec))
+		}
+	}
+	restore(opts.outputSet, &output, "output", "--output")
+	restore(opts.approveSet, &approve, "approve", "--approve")
+	format, err := headless.ParseFormat(output)
+	if err != nil {
+		return err
+	}
+	approvals, err := approvalMode(approve)
+	if err != nil {
+		return err
+	}
+
+	cwdSet := f.Common.flags != nil && f.Common.flags.Changed("cwd")
+	plan, err := app.PlanResume(base, st, dbPath, cwdSet)
+	if err != nil {
+		return err
+	}
+	notices = append(plan.Notices, notices...)
+	if f.Common.Session != "" || f.Common.Continue {
+		notices = append(notices, fmt.Sprintf("a run resumes in its own session (%s); --session/--continue ignored", snap.Head.SessionID))
+	}
+	for _, n := range notices {
+		fmt.Fprintf(f.IO.ErrOut, "lovia: %s\n", n)
+	}
+
+	a, err := f.NewApp(ctx, plan.Options)
+	if err != nil {
+		return err
+	}
+	if o, ok := a.RestoreModel(st); ok {
+		a.Close()
+		plan.Options.Flags = append([]config.Override{o}, plan.Options.Flags...)
+		if a, err = f.NewApp(ctx, plan.Options); err != nil {
+			return err
+		}
+	}
+	defer a.Close()
+
+	flags := maps.Clone(st.Flags)
+	if flags == nil {
+		flags = map[string]any{}
+	}
+	flags["output"], flags["approve"] = string(format), approve
+
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	sigs := opts.Signals
+	if sigs == nil {
+		ch := make(chan os.Signal, 2)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(ch)
+		sigs = ch
+	}
+	h, pr, err := a.Resume(ctx, runID, app.RunOptions{Approvals: approvals, OutputSchema: st.OutputSchema, Flags: flags})
+	if err != nil {
+		return err
+	}
+	a.Log.Info("run resumed", "run", runID, "model", pr.Settings.Model, "preset", pr.Settings.Preset, "policy", pr.Settings.Policy)
+	return followRun(f, a, h, format, sigs)
+}
+
+// refuseHeld fails when a live lovia process is running runID.
+func refuseHeld(ctx context.Context, s *app.Store, runID string) error {
+	h, err := s.DB.HolderOf(ctx, runID)
+	if err != nil || h == nil {
+		return err
+	}
+	return errs.Newf(errs.KindRunConflict,
+		fmt.Sprintf("wait for it to finish, or stop it (kill -INT %d) and resume it then; `lovia runs show %s` shows its state", h.PID, runID),
+		"run %s is being run by another lovia process (%s)", runID, h)
+}
+
+func approvalMode(s string) (runtime.ApprovalMode, error) {
+	switch s {
+	case "none", "":
+		return runtime.ApprovalDenyAll, nil
+	case "all":
+		return runtime.ApprovalAllowAll, nil
+	}
+	return 0, errs.Newf(errs.KindUsage, "use --approve none or --approve all", "unknown --approve value %q", s)
+}
+
+// followRun writes a started run's events in format until it ends, turning the first
+// SIGINT/SIGTERM into a cancellation (the checkpoint stays resumable) and a second
+// SIGINT into an immediate exit. It returns the exit status as an *exitError (nil for
+// 0). It mirrors the loop of `lovia run`.
+func followRun(f *Factory, a *app.App, h *runtime.Handle, format headless.Format, sigs <-chan os.Signal) error {
+	w := headless.New(format, f.IO.Out, f.IO.ErrOut, headless.Options{
+		Progress: !f.Common.Quiet && (f.IO.StderrTTY || f.Common.Verbose),
+		Verbose:  f.Common.Verbose && !f.Common.Quiet,
+	})
+	var term *event.Event
+	var writeErr error
+	interrupted := false
+	events := h.Events()
+	for events != nil {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if ev.Type.Terminal() {
+				e := ev
+				term = &e
+			}
+			if writeErr == nil {
+				if writeErr = w.Event(ev); writeErr != nil {
+					a.Log.Warn("output failed; cancelling the run", "err", writeErr)
+					h.Cancel(errs.Wrap(errs.KindCancelled, writeErr, "output closed", ""))
+				}
+			}
+		case sig := <-sigs:
+			if interrupted {
+				if sig == os.Interrupt {
+					fmt.Fprintln(f.IO.ErrOut, "\nlovia: interrupted again — exiting now; the run stays resumable: "+resumeCommand(f, a, h.RunID()))
+					f.Exit(130)
+					return &exitError{130}
+				}
+				continue
+			}
+			interrupted = true
+			if sig == syscall.SIGTERM {
+				h.Cancel(errs.New(errs.KindTerminated, "terminated (SIGTERM)", ""))
+			} else {
+				h.Cancel(errs.New(errs.KindCancelled, "interrupted (SIGINT)", ""))
+			}
+		}
+	}
+	res, runErr := h.Result()
+	if err := w.Finish(res, runErr); err != nil && writeErr == nil {
+		writeErr = err
+	}
+	code := headless.ExitCode(term, runErr)
+	a.Log.Info("run ended", "run", h.RunID(), "exit", code, "err", runErr)
+	switch {
+	case code == 130 || code == 143:
+		fmt.Fprintf(f.IO.ErrOut, "lovia: interrupted — continue with: %s\n", resumeCommand(f, a, h.RunID()))
+	case code != 0:
+		if runErr == nil && term != nil && term.Error != nil {
+			runErr = &errs.Error{Kind: errs.Kind(term.Error.Kind), Msg: term.Error.Message, Hint: term.Error.Hint}
+		}
+		if runErr != nil {
+			PrintError(f.IO.ErrOut, runErr)
+		}
+	}
+	if code == 0 && writeErr != nil {
+		return errs.Wrap(errs.KindInternal, writeErr, "writing the output", "")
+	}
+	if code != 0 {
+		return &exitError{code}
+	}
+	return nil
+}
+
+func resumeCommand(f *Factory, a *app.App, runID string) string {
+	s := "lovia resume " + runID
+	if f.Common.flags != nil && f.Common.flags.Changed("db") {
+		s += " --db " + a.Config.DB
+	}
+	return s
+}

@@ -1,0 +1,454 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lovia-dev/lovia/internal/app"
+	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/store"
+	"github.com/lovia-dev/lovia/internal/store/sqlite"
+	"github.com/lovia-dev/lovia/internal/transcript"
+	"github.com/lovia-dev/lovia/internal/usage"
+)
+
+// RunsOptions are the inputs of `lovia runs` and `lovia runs show`.
+type RunsOptions struct {
+	F       *Factory
+	JSON    bool
+	All     bool
+	Limit   int
+	Status  string
+	Session string
+	// ID is the run of `runs show`.
+	ID string
+	// Now is the clock for relative times (tests).
+	Now func() time.Time
+}
+
+// NewCmdRuns builds `lovia runs [list | show ID]`. runF replaces the behaviour of
+// list and show in flag tests.
+func NewCmdRuns(f *Factory, runF func(*RunsOptions) error) *cobra.Command {
+	opts := &RunsOptions{F: f}
+	list := func(c *cobra.Command, _ []string) error {
+		if runF != nil {
+			return runF(opts)
+		}
+		return runsList(c.Context(), opts)
+	}
+	c := &cobra.Command{
+		Use:   "runs",
+		Short: "List runs and their status",
+		Long: `List the runs of this repository, most recent first: id, status, agent, turns,
+tokens, model and when it was last updated. Status is running, interrupted,
+completed or failed; a run whose process died (kill -9, a crash) shows as
+interrupted and can be continued with lovia resume RUN_ID.
+
+In a terminal the list is a table; otherwise tab-separated lines. --json prints
+JSON for scripts.`,
+		Example: `  lovia runs
+  lovia runs --all --status interrupted
+  lovia runs show run_3f2a9c1e0b7d4a55
+  lovia runs --json | jq -r '.[] | select(.status=="interrupted") | .run_id'`,
+		Args: noArgs,
+		RunE: list,
+	}
+	addListFlags := func(c *cobra.Command) {
+		fl := c.Flags()
+		fl.BoolVar(&opts.JSON, "json", false, "print JSON")
+		fl.BoolVarP(&opts.All, "all", "a", false, "runs of every repository, not just this one")
+		fl.IntVarP(&opts.Limit, "limit", "L", 20, "show at most `N` runs (0: all)")
+		fl.StringVar(&opts.Status, "status", "", "only runs with this status: running, interrupted, completed or failed")
+		_ = c.RegisterFlagCompletionFunc("status", cobra.FixedCompletions([]string{"running", "interrupted", "completed", "failed"}, cobra.ShellCompDirectiveNoFileComp))
+	}
+	addListFlags(c)
+	lc := &cobra.Command{Use: "list", Aliases: []string{"ls"}, Short: "List runs (the default)", Args: noArgs, RunE: list}
+	addListFlags(lc)
+	show := &cobra.Command{
+		Use:               "show RUN_ID",
+		Short:             "Show a run: its state, settings and transcript",
+		Args:              oneID("run", "`lovia runs` lists the runs"),
+		ValidArgsFunction: completeRunIDs(f, false),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.ID = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return runsShow(c.Context(), opts)
+		},
+	}
+	show.Flags().BoolVar(&opts.JSON, "json", false, "print JSON (with the full entries)")
+	c.AddCommand(lc, show)
+	return c
+}
+
+func noArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return errs.Newf(errs.KindUsage, "run `"+c.CommandPath()+" --help` for the subcommands", "unknown command %q for %s", args[0], c.CommandPath())
+	}
+	return nil
+}
+
+func oneID(what, hint string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return errs.Newf(errs.KindUsage, hint, "%s takes one %s id", c.CommandPath(), what)
+		}
+		return nil
+	}
+}
+
+func (o *RunsOptions) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+func openStore(ctx context.Context, f *Factory) (*app.Store, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return app.OpenStore(ctx, f.AppOptions())
+}
+
+func runsList(ctx context.Context, opts *RunsOptions) error {
+	f := opts.F
+	status := store.Status(opts.Status)
+	switch status {
+	case "", store.StatusRunning, store.StatusInterrupted, store.StatusCompleted, store.StatusFailed:
+	default:
+		return errs.Newf(errs.KindUsage, "use running, interrupted, completed or failed", "unknown --status %q", opts.Status)
+	}
+	if opts.Limit < 0 {
+		return errs.New(errs.KindUsage, "--limit must not be negative", "use --limit 0 for all runs")
+	}
+	s, err := openStore(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	filter := sqlite.RunFilter{Status: status, Limit: opts.Limit}
+	var inRepo map[string]bool
+	repo := app.Repo(s.Config)
+	if !opts.All {
+		sessions, err := s.DB.Sessions().ListSessions(ctx, sqlite.SessionFilter{Repo: repo})
+		if err != nil {
+			return err
+		}
+		inRepo = map[string]bool{}
+		for _, si := range sessions {
+			inRepo[si.ID] = true
+		}
+		filter.Limit = 0 // the repository filter applies after the query
+	}
+	runs, err := s.DB.Checkpoints().ListRuns(ctx, filter)
+	if err != nil {
+		return err
+	}
+	if inRepo != nil {
+		kept := runs[:0]
+		for _, r := range runs {
+			if inRepo[r.SessionID] && (opts.Limit == 0 || len(kept) < opts.Limit) {
+				kept = append(kept, r)
+			}
+		}
+		runs = kept
+	}
+	if runs == nil {
+		runs = []sqlite.RunInfo{}
+	}
+	if opts.JSON {
+		return writeJSON(f.IO.Out, runs)
+	}
+	if len(runs) == 0 {
+		where := " in " + repo
+		if opts.All {
+			where = ""
+		}
+		fmt.Fprintf(f.IO.ErrOut, "no runs%s%s\n", statusWord(status), where)
+		if !opts.All {
+			fmt.Fprintln(f.IO.ErrOut, "  hint: lovia runs --all lists the runs of every repository")
+		}
+		return nil
+	}
+	tty := f.IO.StdoutTTY
+	tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
+	if tty {
+		fmt.Fprintln(tw, "ID\tSTATUS\tAGENT\tTURNS\tTOKENS\tMODEL\tUPDATED")
+	}
+	for _, r := range runs {
+		if tty {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.ID, r.Status, r.Agent, r.Turns, tokens(r.Usage), r.Model, ago(opts.now(), r.UpdatedAt))
+		} else {
+			fmt.Fprintf(f.IO.Out, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, r.Status, r.Agent, r.Turns, r.Usage.Total(), r.Model, r.UpdatedAt.UTC().Format(time.RFC3339))
+		}
+	}
+	if tty {
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if n := countStatus(runs, store.StatusInterrupted); n > 0 {
+			fmt.Fprintf(f.IO.Out, "\n%d interrupted: continue one with lovia resume ID\n", n)
+		}
+	}
+	return nil
+}
+
+func statusWord(s store.Status) string {
+	if s == "" {
+		return ""
+	}
+	return " " + string(s)
+}
+
+func countStatus(runs []sqlite.RunInfo, s store.Status) int {
+	n := 0
+	for _, r := range runs {
+		if r.Status == s {
+			n++
+		}
+	}
+	return n
+}
+
+// RunDetail is `lovia runs show --json`.
+type RunDetail struct {
+	sqlite.RunInfo
+	Settings  json.RawMessage    `json:"settings,omitempty"`
+	ErrorKind string             `json:"error_kind,omitempty"`
+	Result    *store.RunRecord   `json:"result,omitempty"`
+	Entries   []transcript.Entry `json:"entries"`
+}
+
+func runsShow(ctx context.Context, opts *RunsOptions) error {
+	f := opts.F
+	s, err := openStore(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	cp := s.DB.Checkpoints()
+	info, err := cp.GetRun(ctx, opts.ID)
+	if err != nil {
+		return err
+	}
+	snap, err := cp.Load(ctx, opts.ID)
+	if err != nil {
+		return err
+	}
+	d := RunDetail{RunInfo: info, Settings: snap.Head.Settings, ErrorKind: snap.Head.ErrorKind, Result: snap.Head.Result, Entries: snap.Entries}
+	if d.Entries == nil {
+		d.Entries = []transcript.Entry{}
+	}
+	if opts.JSON {
+		return writeJSON(f.IO.Out, d)
+	}
+	var st app.Settings
+	_ = json.Unmarshal(snap.Head.Settings, &st) // a damaged settings object only blanks fields
+
+	w := f.IO.Out
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(tw, "%s\t%s\n", k, v)
+		}
+	}
+	statusLine := string(info.Status)
+	switch {
+	case info.Status != info.StoredStatus:
+		statusLine += fmt.Sprintf(" (recorded %s; its process is gone) — continue with: lovia resume %s", info.StoredStatus, info.ID)
+	case info.Status == store.StatusInterrupted || info.Status == store.StatusFailed:
+		statusLine += " — continue with: lovia resume " + info.ID
+	case info.Holder != nil:
+		statusLine += " (" + info.Holder.String() + ")"
+	}
+	row("run", info.ID)
+	row("status", statusLine)
+	row("session", info.SessionID)
+	agent := info.Agent
+	if info.EntryAgent != "" && info.EntryAgent != info.Agent {
+		agent += " (started as " + info.EntryAgent + ")"
+	}
+	row("agent", agent)
+	row("model", info.Model)
+	row("preset", st.Preset)
+	row("policy", st.Policy)
+	row("cwd", st.Cwd)
+	row("turns", fmt.Sprint(info.Turns))
+	row("tokens", usageLine(info.Usage))
+	row("started", info.StartedAt.Local().Format("2006-01-02 15:04:05"))
+	row("updated", info.UpdatedAt.Local().Format("2006-01-02 15:04:05")+" ("+ago(opts.now(), info.UpdatedAt)+")")
+	if info.Error != "" {
+		e := info.Error
+		if snap.Head.ErrorKind != "" {
+			e += " [" + snap.Head.ErrorKind + "]"
+		}
+		row("error", e)
+	}
+	if r := snap.Head.Result; r != nil {
+		row("finish", r.FinishReason)
+		row("output", oneLine(r.Output, 100))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nentries (%d):\n", len(snap.Entries))
+	writeEntrySummary(w, snap.Entries)
+	return nil
+}
+
+// writeEntrySummary prints one line per entry, results paired with calls by id.
+func writeEntrySummary(w io.Writer, entries []transcript.Entry) {
+	answered := map[string]bool{}
+	for _, e := range entries {
+		if e.Type == transcript.TypeToolResult {
+			answered[e.CallID] = true
+		}
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	for i, e := range entries {
+		var kind, text string
+		switch e.Type {
+		case transcript.TypeInput:
+			kind, text = e.Role, oneLine(e.Text, 80)
+		case transcript.TypeAssistantText:
+			kind, text = "assistant", oneLine(e.Text, 80)
+		case transcript.TypeReasoning:
+			kind, text = "reasoning", oneLine(e.Text, 80)
+			if text == "" {
+				text = "(opaque)"
+			}
+		case transcript.TypeToolCall:
+			kind = "call"
+			text = e.Name + " " + oneLine(argsText(e.Args), 60) + "  [" + e.CallID + "]"
+			if !answered[e.CallID] {
+				text += "  (no result yet: runs again on resume)"
+			}
+		case transcript.TypeToolResult:
+			kind = "result"
+			ok := "ok"
+			if e.IsError {
+				ok = "error"
+			}
+			text = fmt.Sprintf("%s %s [%s]: %s", e.Name, ok, e.CallID, oneLine(e.Text, 60))
+		default:
+			kind, text = string(e.Type), oneLine(e.Text, 80)
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\n", i+1, kind, text)
+	}
+	tw.Flush()
+}
+
+// argsText is a call's arguments as compact JSON without HTML escapes (">" not "\u003e").
+func argsText(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return string(raw)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// tokens is a compact token count: 950, 12.3k, 4.1M.
+func tokens(u usage.Usage) string {
+	return compact(u.Total())
+}
+
+func compact(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1000), ".0") + "k"
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e6), ".0") + "M"
+}
+
+func usageLine(u usage.Usage) string {
+	s := fmt.Sprintf("%d in", u.InputTokens)
+	if u.CachedInputTokens > 0 {
+		s += fmt.Sprintf(" (%d cached)", u.CachedInputTokens)
+	}
+	return s + fmt.Sprintf(", %d out", u.OutputTokens)
+}
+
+// ago is a short relative time: "just now", "5m ago", "3h ago", "2d ago", then a date.
+func ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case t.IsZero():
+		return ""
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	case d < 30*24*time.Hour:
+		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+	}
+	return t.Local().Format("2006-01-02")
+}
+
+// oneLine flattens s to one line of at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// completeRunIDs completes run ids (most recent first); resumable restricts them to
+// runs that are not completed.
+func completeRunIDs(f *Factory, resumable bool) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx := c.Context()
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		s, err := openStore(ctx, f)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		defer s.Close()
+		runs, err := s.DB.Checkpoints().ListRuns(ctx, sqlite.RunFilter{Limit: 200})
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		var out []cobra.Completion
+		for _, r := range runs {
+			if resumable && r.Status == store.StatusCompleted {
+				continue
+			}
+			if strings.HasPrefix(r.ID, toComplete) {
+				out = append(out, cobra.CompletionWithDesc(r.ID, fmt.Sprintf("%s · %s · %s", r.Status, r.Model, ago(time.Now(), r.UpdatedAt))))
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
