@@ -42,7 +42,7 @@ func TestRunFlags(t *testing.T) {
 		{
 			args:      []string{"-m", "openai:gpt-4.1", "run", "--preset", "reviewer", "--policy", "readonly", "-s", "ses_1", "-c", "--max-turns", "7", "-C", "/tmp", "--db", "x.db", "-v", "-q", "go"},
 			want:      RunOptions{Args: []string{"go"}, Output: "text", Approve: "none"},
-			overrides: []config.Override{{"model", "openai:gpt-4.1", "--model"}, {"preset", "reviewer", "--preset"}, {"policy", "readonly", "--policy"}, {"max_turns", "7", "--max-turns"}, {"db", "x.db", "--db"}},
+			overrides: []config.Override{{Key: "model", Value: "openai:gpt-4.1", Flag: "--model"}, {Key: "preset", Value: "reviewer", Flag: "--preset"}, {Key: "policy", Value: "readonly", Flag: "--policy"}, {Key: "max_turns", Value: "7", Flag: "--max-turns"}, {Key: "db", Value: "x.db", Flag: "--db"}},
 			common:    CommonFlags{Model: "openai:gpt-4.1", Preset: "reviewer", Policy: "readonly", Session: "ses_1", Continue: true, MaxTurns: 7, Cwd: "/tmp", DB: "x.db", Verbose: true, Quiet: true},
 		},
 	}
