@@ -115,8 +115,8 @@ func (g *guard) simple(ws []word, st *gstate, depth int, text string) {
 			argv[i] = w.lit
 		}
 	}
-	d, why := g.p.DecideArgv(argv)
-	if d == g.p.preset.Shell && strings.Contains(why, "by default") && safeCommands[name] && g.safeUse(name, ws) {
+	d, why, ruled := g.p.decideArgv(argv)
+	if !ruled && safeCommands[name] && g.safeUse(name, ws) {
 		d, why = Allow, ""
 	}
 	if st.funcs[ws[0].lit] {

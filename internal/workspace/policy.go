@@ -59,6 +59,27 @@ func (d *Decision) UnmarshalText(b []byte) error {
 	return nil
 }
 
+// phrase is the verdict as a sentence predicate ("is not allowed").
+func (d Decision) phrase() string {
+	switch d {
+	case Allow:
+		return "is allowed"
+	case Ask:
+		return "needs the user's approval"
+	}
+	return "is not allowed"
+}
+
+func (d Decision) phrasePlural() string {
+	switch d {
+	case Allow:
+		return "are allowed"
+	case Ask:
+		return "need the user's approval"
+	}
+	return "are not allowed"
+}
+
 func most(a, b Decision) Decision {
 	if a > b {
 		return a
@@ -439,22 +460,28 @@ func (p *Policy) DecidePath(abs string, op Op) (Decision, string) {
 				return Allow, "readable grant " + r
 			}
 		}
-		return p.preset.ReadOutside, fmt.Sprintf("reading outside the workspace (%s) is %s under the %s policy", abs, p.preset.ReadOutside, p.name)
+		return p.preset.ReadOutside, fmt.Sprintf("reading outside the workspace (%s) %s under the %s policy", abs, p.preset.ReadOutside.phrase(), p.name)
 	}
 	if inside {
-		return p.preset.WriteInside, fmt.Sprintf("writing inside the workspace is %s under the %s policy", p.preset.WriteInside, p.name)
+		return p.preset.WriteInside, fmt.Sprintf("writing inside the workspace %s under the %s policy", p.preset.WriteInside.phrase(), p.name)
 	}
-	return p.preset.WriteOutside, fmt.Sprintf("writing outside the workspace (%s) is %s under the %s policy", abs, p.preset.WriteOutside, p.name)
+	return p.preset.WriteOutside, fmt.Sprintf("writing outside the workspace (%s) %s under the %s policy", abs, p.preset.WriteOutside.phrase(), p.name)
 }
 
 // DecideArgv judges a simple command's words by the command rules (config and session
 // grants; the longest word-boundary prefix wins, ties most restrictive) or the
 // preset's shell default.
 func (p *Policy) DecideArgv(argv []string) (Decision, string) {
+	d, why, _ := p.decideArgv(argv)
+	return d, why
+}
+
+// decideArgv also reports whether a rule matched (false: the preset's default).
+func (p *Policy) decideArgv(argv []string) (Decision, string, bool) {
 	if len(argv) == 0 {
-		return Allow, ""
+		return Allow, "", false
 	}
-	best, bestLen, why := p.preset.Shell, 0, fmt.Sprintf("commands are %s by default under the %s policy", p.preset.Shell, p.name)
+	best, bestLen, why := p.preset.Shell, 0, fmt.Sprintf("commands %s by default under the %s policy", p.preset.Shell.phrasePlural(), p.name)
 	if p.name == PresetReadonly {
 		why = "the readonly policy runs no commands"
 	}
@@ -485,9 +512,9 @@ func (p *Policy) DecideArgv(argv []string) (Decision, string) {
 	p.mu.RUnlock()
 	if p.name == PresetReadonly && best != Deny {
 		// readonly runs no shell at all: not even a configured rule loosens it.
-		return Deny, "the readonly policy runs no commands"
+		return Deny, "the readonly policy runs no commands", bestLen > 0
 	}
-	return best, why
+	return best, why, bestLen > 0
 }
 
 // Grant stores "allow for this session" prefix rules (in memory only).

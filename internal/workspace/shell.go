@@ -294,6 +294,9 @@ func (r *shellRun) open(ctx context.Context, path string, flag int, perm os.File
 	if !isStream(path) {
 		abs := r.s.policy.Resolve(path, hc.Dir)
 		d, why := r.s.policy.DecidePath(abs, op)
+		if d != Allow {
+			why += ". " + allowHint(op, abs)
+		}
 		if _, err := r.check(ctx, d, r.covered(abs), fmt.Sprintf("%s redirect to %s", op, path), why); err != nil {
 			return nil, err
 		}
@@ -326,7 +329,11 @@ func (r *shellRun) exec(ctx context.Context, args []string) error {
 			fresh = append(fresh, c)
 		}
 	}
-	runtimeOK, err := r.check(ctx, a.Decision, covered, text, a.Explain())
+	why := a.Explain()
+	if a.Decision == Deny {
+		why += ". " + r.s.commandHint(a)
+	}
+	runtimeOK, err := r.check(ctx, a.Decision, covered, text, why)
 	if err != nil {
 		return err
 	}
