@@ -134,6 +134,9 @@ func TestLongRun200Turns(t *testing.T) {
 // TestLongRunMixedOutputs is a more typical coding session: mostly small outputs with
 // an occasional huge one. Bursts are rare, so nearly the whole prefix stays cached.
 func TestLongRunMixedOutputs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("single-goroutine simulation; runs in the ordinary test pass")
+	}
 	rep := simulate(t, simConfig{turns: 200, window: 64_000, tokensPerByte: 0.29, summarizer: &fakeSummarizer{},
 		outputSize: func(turn int) int {
 			if turn%10 == 0 {

@@ -64,8 +64,8 @@ func (s *randomSession) step() {
 // pure Render of the same state.
 func TestPropertyViews(t *testing.T) {
 	seeds := 120
-	if testing.Short() {
-		seeds = 20
+	if testing.Short() || raceEnabled {
+		seeds = 25
 	}
 	for seed := range seeds {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
