@@ -46,6 +46,7 @@ type Analysis struct {
 	Claims      []Claim      `json:"claims,omitempty"`
 	// Reasons explain every non-allow verdict (deduplicated, in order).
 	Reasons []string `json:"reasons,omitempty"`
+	levels  []Decision // the verdict of each reason
 }
 
 // Texts returns the subcommands as written.
@@ -75,16 +76,30 @@ func (a *Analysis) reason(d Decision, r string) {
 	if d == Allow || r == "" {
 		return
 	}
-	for _, x := range a.Reasons {
+	for i, x := range a.Reasons {
 		if x == r {
+			a.levels[i] = most(a.levels[i], d)
 			return
 		}
 	}
 	a.Reasons = append(a.Reasons, r)
+	a.levels = append(a.levels, d)
 }
 
 // Explain is a one-paragraph explanation for the model.
-func (a *Analysis) Explain() string { return strings.Join(a.Reasons, "; ") }
+// Only the reasons of the final verdict are given: a denial names what is denied.
+func (a *Analysis) Explain() string {
+	var out []string
+	for i, r := range a.Reasons {
+		if i < len(a.levels) && a.levels[i] == a.Decision {
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		out = a.Reasons
+	}
+	return strings.Join(out, "; ")
+}
 
 // word is one argument after brace expansion: literal when known statically.
 type word struct {

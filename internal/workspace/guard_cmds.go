@@ -71,7 +71,7 @@ func (g *guard) simple(ws []word, st *gstate, depth int, text string) {
 	reasonsBefore := len(g.a.Reasons)
 	defer func() {
 		sub.Decision = g.a.Decision
-		if sub.Decision != Allow {
+		if sub.Decision != Allow && reasonsBefore <= len(g.a.Reasons) {
 			sub.Reasons = append([]string(nil), g.a.Reasons[reasonsBefore:]...)
 		}
 		g.a.Decision = most(prev, g.a.Decision)

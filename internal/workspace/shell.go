@@ -295,7 +295,7 @@ func (r *shellRun) open(ctx context.Context, path string, flag int, perm os.File
 		abs := r.s.policy.Resolve(path, hc.Dir)
 		d, why := r.s.policy.DecidePath(abs, op)
 		if d != Allow {
-			why += ". " + allowHint(op, abs)
+			why += ". " + r.s.policy.AllowHint(op, abs)
 		}
 		if _, err := r.check(ctx, d, r.covered(abs), fmt.Sprintf("%s redirect to %s", op, path), why); err != nil {
 			return nil, err

@@ -96,7 +96,7 @@ func (w *Workspace) pathApproval(path string, op Op, diff func() string) (*event
 	d, why := w.policy.DecidePath(abs, op)
 	switch d {
 	case Deny:
-		return nil, &PathError{Path: path, Abs: abs, Op: op, Decision: d, Reason: why}
+		return nil, &PathError{Path: path, Abs: abs, Op: op, Decision: d, Reason: why, hint: w.policy.AllowHint(op, abs)}
 	case Ask:
 		a := &event.Approval{Kind: "path", Summary: fmt.Sprintf("%s %s (%s)", op, abs, why), Path: abs, Rules: []string{op.String() + ":" + abs}}
 		if diff != nil {
@@ -268,7 +268,7 @@ func (w *Workspace) commandApproval(a ShellArgs) (*event.Approval, error) {
 func (w *Workspace) commandHint(an *Analysis) string {
 	for _, c := range an.Claims {
 		if c.Verdict == Deny && c.Abs != "" {
-			return allowHint(c.Op, c.Abs)
+			return w.policy.AllowHint(c.Op, c.Abs)
 		}
 	}
 	if w.policy.name == PresetReadonly {

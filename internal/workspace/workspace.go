@@ -214,19 +214,43 @@ type PathError struct {
 	Op        Op
 	Decision  Decision
 	Reason    string
+	hint      string
 }
 
 func (e *PathError) Error() string {
-	return fmt.Sprintf("%s %s denied: %s. %s", e.Op, e.Path, e.Reason, allowHint(e.Op, e.Abs))
+	return fmt.Sprintf("%s %s denied: %s. %s", e.Op, e.Path, e.Reason, e.hint)
 }
 
 func (e *PathError) Unwrap() error { return ErrDenied }
 
-func allowHint(op Op, abs string) string {
-	if op == OpRead {
-		return fmt.Sprintf("To allow it, the user can add %q to workspace.readable in .lovia/config.yaml, or run with --policy trusted.", filepath.Dir(abs))
+// AllowHint says what would allow op on abs (for denial messages): which part of the
+// configuration decides it, and what the user could change.
+func (p *Policy) AllowHint(op Op, abs string) string {
+	for _, d := range p.denied {
+		if d.match(abs, p.root) {
+			return "The path is in workspace.denied_paths: leave it alone unless the user changes that."
+		}
 	}
-	return fmt.Sprintf("To allow it, the user can add %q to workspace.writable in .lovia/config.yaml.", filepath.Dir(abs))
+	for _, r := range p.rules {
+		if (op == OpRead && r.read != nil || op == OpWrite && r.write != nil) && r.match(abs, p.root) {
+			return fmt.Sprintf("The workspace.path_rules entry %q decides this.", r.raw)
+		}
+	}
+	dir := abs
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		dir = filepath.Dir(abs)
+	}
+	switch {
+	case p.name == PresetReadonly:
+		return "The readonly policy allows no changes; the user can switch with --policy coding."
+	case op == OpRead:
+		return fmt.Sprintf("If the user wants this, they can add %q to workspace.readable in .lovia/config.yaml, or use --policy trusted.", dir)
+	case p.Inside(abs):
+		return "Writing inside the workspace is not allowed by this policy."
+	case p.name == PresetCoding:
+		return fmt.Sprintf("If the user wants this, they can add %q to workspace.writable in .lovia/config.yaml, or use --policy trusted (which asks).", dir)
+	}
+	return fmt.Sprintf("If the user wants this, they can add %q to workspace.writable in .lovia/config.yaml.", dir)
 }
 
 // CheckPath is the session gate every file operation passes: it resolves path
@@ -239,7 +263,7 @@ func (w *Workspace) CheckPath(path string, op Op, approved bool) (string, Decisi
 	abs := w.policy.Resolve(path, "")
 	d, why := w.policy.DecidePath(abs, op)
 	if d == Deny || d == Ask && !approved {
-		return abs, d, &PathError{Path: path, Abs: abs, Op: op, Decision: d, Reason: why}
+		return abs, d, &PathError{Path: path, Abs: abs, Op: op, Decision: d, Reason: why, hint: w.policy.AllowHint(op, abs)}
 	}
 	return abs, d, nil
 }
