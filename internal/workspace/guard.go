@@ -45,7 +45,7 @@ type Analysis struct {
 	Subcommands []Subcommand `json:"subcommands,omitempty"`
 	Claims      []Claim      `json:"claims,omitempty"`
 	// Reasons explain every non-allow verdict (deduplicated, in order).
-	Reasons []string `json:"reasons,omitempty"`
+	Reasons []string   `json:"reasons,omitempty"`
 	levels  []Decision // the verdict of each reason
 }
 
