@@ -79,7 +79,16 @@ func ServerMessage(body []byte) string {
 			return capText(string(v.Detail), 500)
 		}
 	}
-	return capText(strings.TrimSpace(string(body)), 500)
+	text := strings.TrimSpace(string(body))
+	if strings.HasPrefix(text, "<") { // an HTML error page from a proxy: its title says enough
+		lower := strings.ToLower(text)
+		if i := strings.Index(lower, "<title>"); i >= 0 {
+			if j := strings.Index(lower[i:], "</title>"); j > 0 {
+				return strings.TrimSpace(text[i+len("<title>") : i+j])
+			}
+		}
+	}
+	return capText(text, 500)
 }
 
 func capText(s string, n int) string {

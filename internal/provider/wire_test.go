@@ -35,13 +35,14 @@ func TestParseRetryAfter(t *testing.T) {
 
 func TestServerMessage(t *testing.T) {
 	tests := map[string]string{
-		`{"error":{"message":"bad thing","type":"x"}}`:      "bad thing",
-		`{"error":"plain"}`:                                 "plain",
-		`{"object":"error","message":"vllm says"}`:          "vllm says",
-		`{"detail":"fastapi says"}`:                         "fastapi says",
-		`{"detail":[{"msg":"field required"}]}`:             `[{"msg":"field required"}]`,
-		"<html>502 Bad Gateway</html>\n":                    "<html>502 Bad Gateway</html>",
-		`{"type":"error","error":{"message":"Overloaded"}}`: "Overloaded",
+		`{"error":{"message":"bad thing","type":"x"}}`: "bad thing",
+		`{"error":"plain"}`:                            "plain",
+		`{"object":"error","message":"vllm says"}`:     "vllm says",
+		`{"detail":"fastapi says"}`:                    "fastapi says",
+		`{"detail":[{"msg":"field required"}]}`:        `[{"msg":"field required"}]`,
+		"<html>502 Bad Gateway</html>\n":               "<html>502 Bad Gateway</html>",
+		"<!DOCTYPE html><html><head><TITLE> 502: Bad gateway </TITLE></head><body>...</body></html>": "502: Bad gateway",
+		`{"type":"error","error":{"message":"Overloaded"}}`:                                          "Overloaded",
 	}
 	for in, want := range tests {
 		if got := ServerMessage([]byte(in)); got != want {

@@ -125,6 +125,11 @@ func chatMessages(prefix, system string, entries []transcript.Entry) []oa.ChatCo
 		if asst == nil {
 			return
 		}
+		if text.Len() == 0 && len(asst.ToolCalls) == 0 {
+			// Reasoning alone makes no valid assistant message.
+			asst, reasoning = nil, ""
+			return
+		}
 		if text.Len() > 0 {
 			asst.Content.OfString = oa.String(text.String())
 		}

@@ -502,3 +502,15 @@ func TestChatCancel(t *testing.T) {
 		break
 	}
 }
+
+func TestChatMessagesReasoningOnly(t *testing.T) {
+	msgs := chatMessages("openai", "", []transcript.Entry{
+		transcript.UserInput("hi"),
+		{Type: transcript.TypeReasoning, Text: "hmm", Provider: "openai", ProviderID: "reasoning"},
+		transcript.UserInput("again"),
+	})
+	b, _ := json.Marshal(msgs)
+	if !jsonEqual(t, b, `[{"content":"hi","role":"user"},{"content":"again","role":"user"}]`) {
+		t.Errorf("got %s", b)
+	}
+}
