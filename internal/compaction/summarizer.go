@@ -182,9 +182,12 @@ func (s *LLMSummarizer) maxInput() int {
 // each entry's text capped at maxEntry characters (head and tail kept) and the whole at
 // maxTotal, dropping the middle of the oldest entries first.
 func FormatEntries(entries []transcript.Entry, maxEntry, maxTotal int) string {
-	blocks := make([]string, len(entries))
+	blocks := make([]string, 0, len(entries))
 	total := 0
-	for i, e := range entries {
+	for _, e := range entries {
+		if e.Type == transcript.TypeReasoning && e.Text == "" {
+			continue // opaque (encrypted) reasoning says nothing to a summarizer
+		}
 		var head string
 		body := e.Text
 		switch e.Type {
@@ -211,8 +214,9 @@ func FormatEntries(entries []transcript.Entry, maxEntry, maxTotal int) string {
 		for _, a := range e.Attachments {
 			body += fmt.Sprintf("\n[attachment %s %s]", a.MIME, a.Name)
 		}
-		blocks[i] = head + ":\n" + clip(body, maxEntry) + "\n\n"
-		total += len(blocks[i])
+		b := head + ":\n" + clip(body, maxEntry) + "\n\n"
+		blocks = append(blocks, b)
+		total += len(b)
 	}
 	// Over the total: shrink the oldest blocks to a short clip first; the newest
 	// entries matter most for "where are we now".
