@@ -659,4 +659,13 @@ func TestDemo(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "✗ denied: run the tests: go test ./...") {
 		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
+	// Same again with --output json: the denials are listed (the edit already landed,
+	// so this run's edit fails; the shell calls are denied again).
+	r = e2.run(nil, "run", "--output", "json", "-m", "script:"+script, "fix the failing test")
+	var sum struct {
+		Denied []struct{ Name, Summary string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || len(sum.Denied) != 2 || sum.Denied[0].Name != "shell" {
+		t.Errorf("json denials %+v (%v):\n%s", sum.Denied, err, r.stdout)
+	}
 }

@@ -74,7 +74,25 @@ type Summary struct {
 	Usage            Usage           `json:"usage"`
 	Turns            int             `json:"turns"`
 	FinishReason     string          `json:"finish_reason"`
-	Error            *event.Error    `json:"error,omitempty"`
+	// Denied lists the tool calls denied because nobody could approve them
+	// (--approve none); the model was told each time.
+	Denied []Denial      `json:"denied,omitempty"`
+	Error  *event.Error `json:"error,omitempty"`
+}
+
+// Denial is one denied tool call.
+type Denial struct {
+	CallID  string `json:"call_id"`
+	Name    string `json:"name"`
+	Summary string `json:"summary"`
+}
+
+// denial returns the denial an event reports, if any.
+func denial(ev event.Event) (Denial, bool) {
+	if ev.Type != event.ToolCallFailed || ev.Approval == nil || !strings.HasPrefix(ev.Approval.Decision, "denied") {
+		return Denial{}, false
+	}
+	return Denial{CallID: ev.CallID, Name: ev.Name, Summary: ev.Approval.Summary}, true
 }
 
 // Usage is the token usage reported in the json summary.
@@ -145,13 +163,17 @@ func ExitCode(term *event.Event, err error) int {
 }
 
 type jsonWriter struct {
-	out  io.Writer
-	term *event.Event
+	out    io.Writer
+	term   *event.Event
+	denied []Denial
 }
 
 func (w *jsonWriter) Event(ev event.Event) error {
 	if ev.Type.Terminal() {
 		w.term = &ev
+	}
+	if d, ok := denial(ev); ok {
+		w.denied = append(w.denied, d)
 	}
 	return nil
 }
@@ -159,7 +181,9 @@ func (w *jsonWriter) Event(ev event.Event) error {
 func (w *jsonWriter) Finish(res *runtime.Result, err error) error {
 	enc := json.NewEncoder(w.out)
 	enc.SetIndent("", "  ")
-	return enc.Encode(Summarize(w.term, res, err))
+	s := Summarize(w.term, res, err)
+	s.Denied = w.denied
+	return enc.Encode(s)
 }
 
 type streamWriter struct {
@@ -200,7 +224,7 @@ func (w *textWriter) Event(ev event.Event) error {
 			w.progress("  ✓ %s (%d ms) %s", ev.Name, ev.DurationMS, oneLine(ev.Output, 100))
 		}
 	case event.ToolCallFailed:
-		if ev.Approval != nil && strings.HasPrefix(ev.Approval.Decision, "denied") {
+		if _, ok := denial(ev); ok {
 			what := ev.Approval.Summary
 			if what == "" {
 				what = ev.Name

@@ -67,10 +67,14 @@ func TestJSONSummary(t *testing.T) {
 
 	out.Reset()
 	w = New(JSON, &out, nil, Options{})
+	w.Event(event.Event{Type: event.ToolCallFailed, CallID: "c1", Name: "shell", IsError: true,
+		Approval: &event.Approval{Summary: "rm -rf build", Decision: "denied_by_default"}})
+	w.Event(event.Event{Type: event.ToolCallFailed, CallID: "c2", Name: "read_file", IsError: true})
 	w.Event(event.Event{Type: event.RunFailed, RunID: "r2", Status: "failed", FinishReason: "max_turns",
 		Error: &event.Error{Kind: "max_turns", Message: "max turns reached (1)", Hint: "raise it"}})
 	w.Finish(&runtime.Result{RunID: "r2"}, errs.New(errs.KindMaxTurns, "max turns reached (1)", ""))
-	if !strings.Contains(out.String(), `"kind": "max_turns"`) || !strings.Contains(out.String(), `"status": "failed"`) || strings.Contains(out.String(), "structured_output") {
+	if !strings.Contains(out.String(), `"kind": "max_turns"`) || !strings.Contains(out.String(), `"status": "failed"`) || strings.Contains(out.String(), "structured_output") ||
+		!strings.Contains(out.String(), `"denied": [`) || !strings.Contains(out.String(), `"summary": "rm -rf build"`) || strings.Contains(out.String(), `"c2"`) {
 		t.Errorf("failed summary: %s", out.String())
 	}
 }
