@@ -76,7 +76,7 @@ type Summary struct {
 	FinishReason     string          `json:"finish_reason"`
 	// Denied lists the tool calls denied because nobody could approve them
 	// (--approve none); the model was told each time.
-	Denied []Denial      `json:"denied,omitempty"`
+	Denied []Denial     `json:"denied,omitempty"`
 	Error  *event.Error `json:"error,omitempty"`
 }
 
