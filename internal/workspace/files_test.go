@@ -281,7 +281,7 @@ func TestToolsAndApprovals(t *testing.T) {
 	if err != nil || !strings.HasPrefix(s, "command:build and push: make build") || strings.Join(rules, ",") != "make build,git push" {
 		t.Errorf("shell approval: %q %q %v", s, rules, err)
 	}
-	if _, _, err := approve("shell", `{"command":"rm -rf /"}`); err == nil || !strings.Contains(err.Error(), "denied") {
+	if _, _, err := approve("shell", `{"command":"rm -rf /"}`); err == nil || !strings.Contains(err.Error(), "not allowed") {
 		t.Errorf("rm -rf /: %v", err)
 	}
 	if s, _, _ := approve("shell", `{"command":"ls src"}`); s != "" {

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -96,7 +97,8 @@ func (w *Workspace) pathApproval(path string, op Op, diff func() string) (*event
 	d, why := w.policy.DecidePath(abs, op)
 	switch d {
 	case Deny:
-		return nil, &PathError{Path: path, Abs: abs, Op: op, Decision: d, Reason: why, hint: w.policy.AllowHint(op, abs)}
+		// The run loop prefixes "denied:".
+		return nil, fmt.Errorf("%s %s: %s. %s", op, path, why, w.policy.AllowHint(op, abs))
 	case Ask:
 		a := &event.Approval{Kind: "path", Summary: fmt.Sprintf("%s %s (%s)", op, abs, why), Path: abs, Rules: []string{op.String() + ":" + abs}}
 		if diff != nil {
@@ -254,7 +256,7 @@ func (w *Workspace) commandApproval(a ShellArgs) (*event.Approval, error) {
 	an := w.policy.AnalyzeCommand(a.Command, cwd)
 	switch an.Decision {
 	case Deny:
-		return nil, &DeniedError{What: "the command", Reason: an.Explain() + ". " + w.commandHint(an)}
+		return nil, errors.New(an.Explain() + ". " + w.commandHint(an))
 	case Ask:
 		sum := a.Command
 		if a.Description != "" {
