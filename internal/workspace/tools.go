@@ -2,8 +2,8 @@ package workspace
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
