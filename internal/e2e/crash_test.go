@@ -442,3 +442,384 @@ func TestCrashResume(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentWriters runs several lovia processes on one database at once, each
+// its own run and session with many checkpoints: nothing is lost.
+func TestConcurrentWriters(t *testing.T) {
+	procs, turns := 4, 10
+	if testing.Short() {
+		procs, turns = 2, 4
+	}
+	base := newEnv(t)
+	var script strings.Builder
+	script.WriteString("turns:\n")
+	var texts, labels []string
+	for i := 1; i <= turns; i++ {
+		fmt.Fprintf(&script, "  - text: \"t%d\"\n    delay: 30ms\n    tool_calls:\n", i)
+		for j := 1; j <= 2; j++ {
+			fmt.Fprintf(&script, "      - {name: shell, args: {command: \"echo c%d >> side.log\"}}\n", i*10+j)
+			labels = append(labels, fmt.Sprintf("c%d", i*10+j))
+		}
+		texts = append(texts, fmt.Sprintf("t%d", i))
+	}
+	script.WriteString("  - text: finished\n")
+	texts = append(texts, "finished")
+
+	var wg sync.WaitGroup
+	results := make([]result, procs)
+	envs := make([]*env, procs)
+	for p := range procs {
+		e := &env{t: t, dir: filepath.Join(base.dir, fmt.Sprint(p)), home: base.home, vars: base.vars}
+		e.write("script.yaml", script.String())
+		envs[p] = e
+	}
+	for p := range procs {
+		wg.Go(func() {
+			results[p] = envs[p].run(nil, "run", "--run-id", fmt.Sprintf("conc-%d", p), "--approve", "all",
+				"-m", "script:script.yaml", "--output", "json", "go")
+		})
+	}
+	wg.Wait()
+	db, err := sqlite.Open(context.Background(), filepath.Join(base.home, "data", "lovia.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	if err := db.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sessions := map[string]bool{}
+	for p, r := range results {
+		if r.code != 0 {
+			t.Fatalf("process %d: exit %d: %s", p, r.code, r.stderr)
+		}
+		id := fmt.Sprintf("conc-%d", p)
+		snap, err := db.Checkpoints().Load(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap.Head.Status != store.StatusCompleted {
+			t.Errorf("%s: status %s", id, snap.Head.Status)
+		}
+		if msg := checkTranscript(snap.Entries, texts, labels); msg != "" {
+			t.Errorf("%s: %s", id, msg)
+		}
+		hist, err := db.Sessions().Load(ctx, snap.Head.SessionID)
+		if err != nil || len(hist) != len(snap.Entries) {
+			t.Errorf("%s: session %s has %d entries (err %v), run has %d", id, snap.Head.SessionID, len(hist), err, len(snap.Entries))
+		}
+		sessions[snap.Head.SessionID] = true
+		side, _ := os.ReadFile(filepath.Join(envs[p].dir, "side.log"))
+		if got := strings.Fields(string(side)); !slices.Equal(got, labels) {
+			t.Errorf("%s: side effects %v, want %v", id, got, labels)
+		}
+	}
+	if len(sessions) != procs {
+		t.Errorf("%d distinct sessions, want %d", len(sessions), procs)
+	}
+	r := base.run(nil, "runs", "--all", "--json", "--status", "completed")
+	var runs []struct {
+		ID string `json:"run_id"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &runs); err != nil || len(runs) != procs {
+		t.Errorf("runs --all: %d runs (err %v): %s", len(runs), err, r.stdout)
+	}
+}
+
+// TestBadDatabaseFile: a file that is not lovia's database gives a clear error and a
+// usable exit code from every command, never a panic, and is left untouched.
+func TestBadDatabaseFile(t *testing.T) {
+	lovia := func(t *testing.T) []byte {
+		// A real lovia database, cut in half.
+		e := newEnv(t)
+		e.write("s.yaml", "turns:\n  - text: ok\n")
+		if r := e.run(nil, "run", "-m", "script:s.yaml", "hi"); r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		data, err := os.ReadFile(filepath.Join(e.home, "data", "lovia.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	foreign := func(t *testing.T) []byte {
+		// Another program's SQLite database: build it with sqlite itself.
+		p := filepath.Join(t.TempDir(), "other.db")
+		if out, err := exec.Command("sqlite3", p, "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes(body) VALUES ('x');").CombinedOutput(); err != nil {
+			t.Skipf("sqlite3 not available: %v %s", err, out)
+		}
+		data, _ := os.ReadFile(p)
+		return data
+	}
+	tests := []struct {
+		name string
+		data func(*testing.T) []byte
+		want string
+	}{
+		{"text file", func(*testing.T) []byte { return []byte("these are my notes\n") }, "not a lovia database"},
+		{"random bytes", func(*testing.T) []byte {
+			b := make([]byte, 8192)
+			for i := range b {
+				b[i] = byte(i*7 + i/13)
+			}
+			return b
+		}, "not a lovia database"},
+		{"truncated lovia database", func(t *testing.T) []byte {
+			d := lovia(t)
+			if len(d) < 8192 {
+				t.Skip("database too small to truncate meaningfully")
+			}
+			return d[:len(d)/2]
+		}, "lovia.db"},
+		{"foreign sqlite database", foreign, "lovia.db"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := tt.data(t)
+			e := newEnv(t)
+			e.write("s.yaml", "turns:\n  - text: ok\n")
+			dbPath := filepath.Join(e.home, "data", "lovia.db")
+			os.MkdirAll(filepath.Dir(dbPath), 0o700)
+			if err := os.WriteFile(dbPath, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{
+				{"run", "-m", "script:s.yaml", "hi"},
+				{"resume", "run_0123456789abcdef"},
+				{"runs"},
+				{"runs", "show", "run_0123456789abcdef"},
+				{"sessions"},
+				{"sessions", "export", "ses_0123456789abcdef"},
+			} {
+				r := e.run(nil, args...)
+				if r.code == 0 || strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "goroutine ") {
+					t.Errorf("%v: exit %d, stderr:\n%s", args, r.code, r.stderr)
+					continue
+				}
+				if r.code != 1 && r.code != 2 {
+					t.Errorf("%v: exit %d, want 1 or 2", args, r.code)
+				}
+				if !strings.Contains(r.stderr, tt.want) || !strings.Contains(r.stderr, "hint:") {
+					t.Errorf("%v: stderr %q lacks %q and a hint", args, r.stderr, tt.want)
+				}
+			}
+			if after, _ := os.ReadFile(dbPath); !bytes.Equal(after, data) {
+				t.Errorf("the file was modified")
+			}
+		})
+	}
+}
+
+// startStream starts lovia with stream-json output and returns the command and a
+// channel of its events (closed at EOF).
+func (e *env) startStream(args ...string) (*exec.Cmd, <-chan map[string]any, *bytes.Buffer) {
+	e.t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = e.dir, e.vars
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	ch := make(chan map[string]any, 64)
+	go func() {
+		defer close(ch)
+		dec := json.NewDecoder(out)
+		for {
+			var v map[string]any
+			if dec.Decode(&v) != nil {
+				return
+			}
+			ch <- v
+		}
+	}()
+	return cmd, ch, &errb
+}
+
+func waitEvent(t *testing.T, ch <-chan map[string]any, typ string) map[string]any {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case v, ok := <-ch:
+			if !ok {
+				t.Fatalf("no %s event before the end of the output", typ)
+			}
+			if v["type"] == typ {
+				return v
+			}
+		case <-timeout:
+			t.Fatalf("timed out waiting for %s", typ)
+		}
+	}
+}
+
+// TestResumeRestoresSettings: lovia resume with no flags continues with the run's
+// model, --approve, --output and limits; a typed flag overrides and says so; a
+// completed run replays without calling the model.
+func TestResumeRestoresSettings(t *testing.T) {
+	e := newEnv(t)
+	e.write("s.yaml", `turns:
+  - text: "working"
+    tool_calls:
+      - {name: shell, args: {command: "echo c1 >> side.log"}}
+  - text: "done"
+    delay: 3s
+`)
+	cmd, events, stderr := e.startStream("run", "--run-id", "job-1", "--approve", "all", "--max-turns", "7",
+		"-m", "script:s.yaml", "--output", "stream-json", "go")
+	waitEvent(t, events, "tool_call_completed")
+	waitEvent(t, events, "turn_started")
+	cmd.Process.Signal(syscall.SIGINT)
+	for range events {
+	}
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "lovia resume job-1") {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+
+	r := e.run(nil, "runs", "--json")
+	if !strings.Contains(r.stdout, `"status": "interrupted"`) {
+		t.Errorf("runs: %s", r.stdout)
+	}
+
+	// No LOVIA_MODEL and no config: only the restored settings can name the model.
+	r = e.run(nil, "resume", "job-1", "--max-turns", "9", "--output", "json")
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"--max-turns overrides the run's 7", "--output overrides the run's stream-json"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr %q lacks %q", r.stderr, want)
+		}
+	}
+	var out struct {
+		Status, Output string
+		Turns          int
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.Status != "completed" || out.Output != "done" || out.Turns < 2 {
+		t.Errorf("resume output %+v (err %v): %s", out, err, r.stdout)
+	}
+	if side, _ := os.ReadFile(filepath.Join(e.dir, "side.log")); string(side) != "c1\n" {
+		t.Errorf("side effects %q: the checkpointed call ran again", side)
+	}
+
+	// A completed run replays: a model call would now fail. The output format is the
+	// one the last resume recorded (json).
+	e.write("s.yaml", "turns:\n  - error: {status: 500, message: the model must not be called}\n")
+	r = e.run(nil, "resume", "job-1", "-m", "script:other.yaml")
+	if r.code != 0 || !strings.Contains(r.stdout, `"output": "done"`) {
+		t.Errorf("replay: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "--model overrides the run's script:s.yaml") {
+		t.Errorf("stderr %q lacks the --model notice", r.stderr)
+	}
+	if r = e.run(nil, "resume", "job-1", "--output", "text"); r.code != 0 || r.stdout != "done\n" {
+		t.Errorf("replay as text: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestResumeErrors(t *testing.T) {
+	e := newEnv(t)
+	r := e.run(nil, "resume", "run_doesnotexist")
+	if r.code != 2 || !strings.Contains(r.stderr, `no run "run_doesnotexist"`) || !strings.Contains(r.stderr, "lovia runs") {
+		t.Errorf("unknown id: exit %d stderr %q", r.code, r.stderr)
+	}
+	if r = e.run(nil, "resume"); r.code != 2 || !strings.Contains(r.stderr, "one run id") {
+		t.Errorf("no id: exit %d stderr %q", r.code, r.stderr)
+	}
+
+	// A run held by a live process is refused; once that process is killed -9 the
+	// run shows as interrupted and resumes.
+	e.write("s.yaml", "turns:\n  - text: \"slow\"\n    delay: 2s\n")
+	cmd, events, _ := e.startStream("run", "--run-id", "held", "-m", "script:s.yaml", "--output", "stream-json", "go")
+	waitEvent(t, events, "turn_started")
+	r = e.run(nil, "resume", "held")
+	if r.code != 2 || !strings.Contains(r.stderr, "another lovia process") || !strings.Contains(r.stderr, "hint:") {
+		t.Errorf("held run: exit %d stderr %q", r.code, r.stderr)
+	}
+	if r = e.run(nil, "runs", "show", "held"); !strings.Contains(r.stdout, "running") {
+		t.Errorf("runs show while running: %s", r.stdout)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	r = e.run(nil, "runs")
+	if !regexp.MustCompile(`held\tinterrupted\t`).MatchString(r.stdout) {
+		t.Errorf("after kill -9, runs: %q", r.stdout)
+	}
+	// The run's --output stream-json is restored.
+	if r = e.run(nil, "resume", "held"); r.code != 0 || !strings.Contains(r.stdout, `"final_output":"slow"`) {
+		t.Errorf("resume after kill: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestSessionsCommands: -c and -s continue sessions; sessions list/show/export/rm.
+func TestSessionsCommands(t *testing.T) {
+	e := newEnv(t)
+	e.write("s.yaml", "turns:\n  - text: \"answer with `code` and a ```fence```\"\n")
+	if r := e.run(nil, "run", "-c", "-m", "script:s.yaml", "x"); r.code != 2 || !strings.Contains(r.stderr, "no session to continue") {
+		t.Errorf("-c without a session: exit %d %q", r.code, r.stderr)
+	}
+	for i, args := range [][]string{{"first"}, {"-c", "second"}} {
+		if r := e.run(nil, append([]string{"run", "-m", "script:s.yaml"}, args...)...); r.code != 0 {
+			t.Fatalf("run %d: exit %d: %s", i, r.code, r.stderr)
+		}
+	}
+	r := e.run(nil, "sessions", "--json")
+	var list []struct {
+		ID   string `json:"session_id"`
+		Runs int    `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list) != 1 || list[0].Runs != 2 {
+		t.Fatalf("sessions after run + run -c: %v %s", err, r.stdout)
+	}
+	id := list[0].ID
+	if r = e.run(nil, "run", "-s", id, "-m", "script:s.yaml", "third"); r.code != 0 {
+		t.Fatalf("run -s: %d %s", r.code, r.stderr)
+	}
+	r = e.run(nil, "sessions", "show", id)
+	for _, want := range []string{"> first", "> second", "> third", "3 runs", "answer with"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("sessions show lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = e.run(nil, "sessions", "export", id)
+	users := 0
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var en transcript.Entry
+		if err := json.Unmarshal([]byte(line), &en); err != nil {
+			t.Fatalf("export line %q: %v", line, err)
+		}
+		if en.IsUser() {
+			users++
+		}
+	}
+	if users != 3 {
+		t.Errorf("export has %d user inputs, want 3", users)
+	}
+	if r = e.run(nil, "sessions", "export", id, "--format", "md", "-o", "conv.md"); r.code != 0 {
+		t.Fatalf("export md: %d %s", r.code, r.stderr)
+	}
+	md, _ := os.ReadFile(filepath.Join(e.dir, "conv.md"))
+	if c := strings.Count(string(md), "## User"); c != 3 || !strings.Contains(string(md), "## Assistant") {
+		t.Errorf("markdown export (%d user headings):\n%s", c, md)
+	}
+	if r = e.run(nil, "sessions", "rm", id); r.code != 2 || !strings.Contains(r.stderr, "--yes") {
+		t.Errorf("rm without --yes and no terminal: exit %d %q", r.code, r.stderr)
+	}
+	if r = e.run(nil, "sessions", "rm", id, "--yes"); r.code != 0 {
+		t.Errorf("rm --yes: %d %s", r.code, r.stderr)
+	}
+	if r = e.run(nil, "sessions", "show", id); r.code != 2 || !strings.Contains(r.stderr, "hint:") {
+		t.Errorf("show after rm: exit %d %q", r.code, r.stderr)
+	}
+	if r = e.run(nil, "runs", "--json"); strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("runs of the deleted session remain: %s", r.stdout)
+	}
+}
