@@ -62,8 +62,17 @@ func TestShellRuns(t *testing.T) {
 	t.Setenv("LOVIA_TEST_SECRET", "s3cret")
 	w2 := newWS(t, e, PresetCoding, SandboxOff)
 	_, out = run(t, w2, ShellRequest{Command: "env", Approved: true})
-	if strings.Contains(out, "s3cret") || !strings.Contains(out, "PATH=") {
+	if strings.Contains(out, "s3cret") || !strings.Contains(out, "PATH=") || !strings.Contains(out, "GIT_TERMINAL_PROMPT=0") {
 		t.Fatalf("env leaked or PATH missing: %q", out)
+	}
+	cfg := e.config(PresetCoding)
+	cfg.Sandbox, cfg.InheritEnv, cfg.Env = SandboxOff, true, map[string]string{"EXTRA": "1"}
+	w3, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, out = run(t, w3, ShellRequest{Command: "env", Approved: true}); !strings.Contains(out, "LOVIA_TEST_SECRET=s3cret") || !strings.Contains(out, "EXTRA=1") {
+		t.Fatalf("inherit_env: %q", out)
 	}
 }
 

@@ -169,6 +169,12 @@ func buildEnv(cfg Config) ([]string, map[string]string) {
 	if _, ok := m["PATH"]; !ok {
 		m["PATH"] = "/usr/local/bin:/usr/bin:/bin"
 	}
+	// Nobody can answer a prompt or page through output: fail fast instead of hanging.
+	for k, v := range map[string]string{"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"} {
+		if _, ok := m[k]; !ok {
+			m[k] = v
+		}
+	}
 	for k, v := range cfg.Env {
 		m[k] = v
 	}
