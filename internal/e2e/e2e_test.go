@@ -619,19 +619,26 @@ func TestDemo(t *testing.T) {
 	if err := os.CopyFS(e.dir, os.DirFS(filepath.Join(repoRoot, "testdata", "demo", "repo"))); err != nil {
 		t.Fatal(err)
 	}
-	// Commands get a minimal environment; give them the host's build cache through the
-	// workspace config (a cold cache would compile the standard library).
-	cfg := "workspace:\n  env:\n    GOTOOLCHAIN: local\n"
-	for _, k := range []string{"GOCACHE", "GOMODCACHE"} {
-		if out, err := exec.Command("go", "env", k).Output(); err == nil {
-			cfg += fmt.Sprintf("    %s: %q\n", k, strings.TrimSpace(string(out)))
-		}
+	// Commands run with HOME set to the test's home: point its Go build cache at the
+	// host's (a cold cache would compile the standard library). The demo's own
+	// .lovia/config.yaml makes ~/.cache/go-build writable in the sandbox.
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		t.Skip("no Go build cache")
 	}
-	userCfg := filepath.Join(e.home, ".config", "lovia", "config.yaml")
-	os.MkdirAll(filepath.Dir(userCfg), 0o755)
-	if err := os.WriteFile(userCfg, []byte(cfg), 0o644); err != nil {
+	if err := os.MkdirAll(filepath.Join(e.home, ".cache"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink(strings.TrimSpace(string(out)), filepath.Join(e.home, ".cache", "go-build")); err != nil {
+		t.Fatal(err)
+	}
+	// A unique comment forces a fresh compile, so the sandbox must let go write its cache.
+	f, err := os.OpenFile(filepath.Join(e.dir, "wordcount.go"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "\n// copy %s\n", e.dir)
+	f.Close()
 	script := filepath.Join(repoRoot, "testdata", "demo", "script.yaml")
 	r := e.run(nil, "run", "-v", "-C", e.dir, "--approve", "all", "-m", "script:"+script, "fix the failing test")
 	if r.code != 0 {
