@@ -168,7 +168,7 @@ func (w *Workspace) walk(start string, hidden bool, fn func(e walkEntry) bool) {
 	if inRoot {
 		// .gitignore files of the parents of start apply too.
 		dir := w.policy.root
-		chain = chain.with(dir, "")
+		chain = rootIgnores(dir)
 		if rootRel != "." {
 			parts := strings.Split(rootRel, "/")
 			for i := range parts[:len(parts)-1] {

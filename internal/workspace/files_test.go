@@ -182,6 +182,8 @@ func TestListAndGrep(t *testing.T) {
 	write(t, e.root+"/pkg/real.go", "package pkg\n\n// Needle here\nvar needle = 1\n")
 	write(t, e.root+"/.hidden/h.go", "needle\n")
 	write(t, e.root+"/pkg/blob.bin", "needle\x00\x01")
+	write(t, e.root+"/.git/info/exclude", "local-notes.txt\n")
+	write(t, e.root+"/local-notes.txt", "needle\n")
 	out, err := w.ListFiles(ListOptions{}, false)
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +193,7 @@ func TestListAndGrep(t *testing.T) {
 			t.Errorf("list lacks %s:\n%s", want, out)
 		}
 	}
-	for _, not := range []string{"build/", "app.log", "gen_x.go", ".hidden", ".env", "link_out", "secrets/a.pem"} {
+	for _, not := range []string{"local-notes.txt", "build/", "app.log", "gen_x.go", ".hidden", ".env", "link_out", "secrets/a.pem"} {
 		if strings.Contains(out, not) {
 			t.Errorf("list shows %s:\n%s", not, out)
 		}

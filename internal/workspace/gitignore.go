@@ -107,3 +107,14 @@ func (c ignoreChain) ignored(rel string, isDir bool) bool {
 	}
 	return ignored
 }
+
+// rootIgnores is the chain at the root: .git/info/exclude, then .gitignore.
+func rootIgnores(root string) ignoreChain {
+	var c ignoreChain
+	if data, err := os.ReadFile(root + "/.git/info/exclude"); err == nil {
+		if s := parseGitignore(data, ""); s != nil {
+			c = append(c, s)
+		}
+	}
+	return c.with(root, "")
+}

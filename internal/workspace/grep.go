@@ -294,7 +294,7 @@ func (w *Workspace) parallelWalk(ctx context.Context, start string, hidden bool,
 	var chain ignoreChain
 	base := ""
 	if inRoot {
-		chain = chain.with(w.policy.root, "")
+		chain = rootIgnores(w.policy.root)
 		if rootRel != "." {
 			parts := strings.Split(rootRel, "/")
 			for i := range parts {
