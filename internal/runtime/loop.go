@@ -693,7 +693,7 @@ func (l *loop) modelPhase(ctx context.Context, turn int) ([]transcript.Entry, er
 	}
 	l.addUsage(u)
 	if u.InputTokens > 0 {
-		l.lastInputTokens = u.InputTokens + u.CachedInputTokens
+		l.lastInputTokens = u.InputTokens // the whole prompt: adapters count cached tokens inside InputTokens
 	}
 
 	var text strings.Builder

@@ -3,6 +3,8 @@ package usage
 
 // Usage counts tokens for one model call or, summed, for a run.
 type Usage struct {
+	// InputTokens is the whole prompt, cached tokens included (CachedInputTokens is
+	// the part of it served from a provider cache).
 	InputTokens       int `json:"input_tokens"`
 	OutputTokens      int `json:"output_tokens"`
 	CachedInputTokens int `json:"cached_input_tokens"`
