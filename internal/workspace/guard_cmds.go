@@ -14,7 +14,7 @@ var safeCommands = set("ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgre
 	"uname", "id", "cut", "tr", "uniq", "nl", "tac", "rev", "od", "xxd", "hexdump", "strings",
 	"md5sum", "sha1sum", "sha256sum", "sha512sum", "jq", "seq", "sleep", "cd", "pushd", "popd",
 	":", "exit", "return", "shift", "set", "unset", "export", "local", "wait", "column", "find",
-	"command")
+	"command", "sed", "sort", "printenv")
 
 // noPathArgs never treat their arguments as files.
 var noPathArgs = set("echo", "printf", "true", "false", ":", "exit", "return", "shift", "set",
@@ -157,6 +157,24 @@ func (g *guard) safeUse(name string, ws []word) bool {
 			return false
 		case name == "find" && (strings.HasPrefix(s, "-exec") || strings.HasPrefix(s, "-ok") || s == "-delete" || strings.HasPrefix(s, "-fprint") || s == "-fls"):
 			return false
+		}
+	}
+	if name == "sed" {
+		// Read-only only without -i and without w/W/e commands in the script.
+		if hasFlagChar(ws, 'i') {
+			return false
+		}
+		for _, w := range ws[1:] {
+			if w.dyn || !strings.HasPrefix(w.lit, "-") && strings.ContainsAny(w.lit, "wWe") {
+				return false
+			}
+		}
+	}
+	if name == "sort" {
+		for _, w := range ws[1:] {
+			if w.dyn || w.lit == "-o" || strings.HasPrefix(w.lit, "--output") || strings.HasPrefix(w.lit, "--compress") {
+				return false
+			}
 		}
 	}
 	if name == "command" {

@@ -89,6 +89,7 @@ var commandCases = []struct {
 	{"sed -i 's/a/b/' /etc/hosts", D, Q},
 	{"sed -i.bak -e 's/a/b/' /etc/hosts", D, Q},
 	{"sed 's/a/b/' /etc/hosts", Q, A},
+	{"sed -e 's/a/b/' src/main.go", A, A},
 	{"perl -pi -e 's/a/b/' /etc/hosts", D, Q},
 	{"timeout 10 rm -rf /", D, Q},
 	{"timeout -s KILL 10 cat /etc/passwd", Q, A},
@@ -221,6 +222,13 @@ var commandCases = []struct {
 	{"cat ~root/.ssh/id_rsa", Q, A},
 	{"mv -t /etc x", D, Q},
 	{"ln x /etc/y", D, Q},
+	{"sed -n '1,50p' src/main.go", A, A},
+	{"sed -n '1,50p' /etc/hosts", Q, A},
+	{"sed 's/a/b/w out' src/main.go", Q, A},
+	{"sort src/main.go | uniq -c", A, A},
+	{"sort -o out src/main.go", Q, A},
+	{"echo '[core] fsmonitor = evil' >> .git/config", Q, Q},
+	{"cp evil.sh .git/hooks/pre-commit", Q, Q},
 }
 
 func TestGuardAdversarial(t *testing.T) {

@@ -463,6 +463,11 @@ func (p *Policy) DecidePath(abs string, op Op) (Decision, string) {
 		return p.preset.ReadOutside, fmt.Sprintf("reading outside the workspace (%s) %s under the %s policy", abs, p.preset.ReadOutside.phrase(), p.name)
 	}
 	if inside {
+		if rel, _ := relInside(p.root, abs); rel == ".git" || strings.HasPrefix(rel, ".git/") {
+			// .git/config and hooks run code on the next git command: never silently.
+			d := most(p.preset.WriteInside, Ask)
+			return d, fmt.Sprintf("writing to .git (%s) %s: git runs hooks and configured programs from there", rel, d.phrase())
+		}
 		return p.preset.WriteInside, fmt.Sprintf("writing inside the workspace %s under the %s policy", p.preset.WriteInside.phrase(), p.name)
 	}
 	return p.preset.WriteOutside, fmt.Sprintf("writing outside the workspace (%s) %s under the %s policy", abs, p.preset.WriteOutside.phrase(), p.name)

@@ -40,6 +40,10 @@ func TestPathDecisions(t *testing.T) {
 		{"loop", OpRead, A, A, A},
 		{"new/deep/dir/file", OpWrite, D, A, A},
 		{"src/../../root/src/x", OpWrite, D, A, A},
+		{".git/config", OpWrite, D, Q, Q},
+		{".git/hooks/pre-commit", OpWrite, D, Q, Q},
+		{".git/config", OpRead, A, A, A},
+		{".github/workflows/ci.yml", OpWrite, D, A, A},
 	}
 	for _, pol := range []string{PresetReadonly, PresetCoding, PresetTrusted} {
 		p := e.policy(t, pol)

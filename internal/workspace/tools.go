@@ -373,6 +373,9 @@ func (w *Workspace) Instructions() string {
 	word := map[Decision]string{Allow: "allowed", Ask: "allowed after the user approves", Deny: "not allowed"}
 	fmt.Fprintf(&b, "- Reading files inside the workspace: allowed. Outside it: %s.\n", word[p.preset.ReadOutside])
 	fmt.Fprintf(&b, "- Writing inside the workspace: %s. Outside it: %s.\n", word[p.preset.WriteInside], word[p.preset.WriteOutside])
+	if p.preset.WriteInside == Allow {
+		b.WriteString("- Writing under .git/ (config, hooks): allowed after the user approves.\n")
+	}
 	var extra []string
 	if p.tmp != "" {
 		extra = append(extra, p.tmp+" (temp)")
