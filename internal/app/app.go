@@ -271,7 +271,10 @@ type RunOptions struct {
 	SessionID string
 	Continue  bool
 	// Preset overrides the configured preset for this run ("" = configured).
-	Preset      string
+	Preset string
+	// Model overrides the configured model for every agent of this run ("" =
+	// configured; eval cases, /model in the TUI).
+	Model       string
 	IfRunExists runtime.IfRunExists
 	Approvals   runtime.ApprovalMode
 	// OutputSchema is the JSON Schema of a structured final answer (--output-schema).
@@ -319,14 +322,16 @@ func (a *App) Prepare(ctx context.Context, ro RunOptions) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	model, src := a.Model(p)
+	model, _ := a.Model(p)
+	if ro.Model != "" {
+		model = ro.Model
+	}
 	if model == "" {
 		return nil, errs.New(errs.KindConfig, "no model configured",
 			"pass --model PROVIDER:MODEL (e.g. script:testdata/demo/script.yaml or openai:gpt-4.1), set LOVIA_MODEL, model: in config, or OPENAI_API_KEY / ANTHROPIC_API_KEY")
 	}
-	_ = src
 	policy := a.Policy(p)
-	ag, err := a.agentGraph(ctx, p, model, policy, ro.child)
+	ag, err := a.agentGraph(ctx, p, model, policy, ro.child, ro.Model != "")
 	if err != nil {
 		return nil, err
 	}
@@ -478,7 +483,7 @@ func (a *App) extraInstructions() string {
 }
 
 // agentGraph builds the preset's agent and every agent reachable through handoffs.
-func (a *App) agentGraph(ctx context.Context, root *preset.Preset, model, policy string, child bool) (*agent.Agent, error) {
+func (a *App) agentGraph(ctx context.Context, root *preset.Preset, model, policy string, child, forceModel bool) (*agent.Agent, error) {
 	built := map[string]*agent.Agent{}
 	var order []*preset.Preset
 	var visit func(p *preset.Preset) error
@@ -487,7 +492,7 @@ func (a *App) agentGraph(ctx context.Context, root *preset.Preset, model, policy
 			return nil
 		}
 		m := model
-		if p != root && p.Model != "" && a.Config.Source("model").Layer == config.LayerDefault {
+		if !forceModel && p != root && p.Model != "" && a.Config.Source("model").Layer == config.LayerDefault {
 			m = p.Model
 		}
 		ag := &agent.Agent{

@@ -137,6 +137,11 @@ func TestPolicyAndModelPrecedence(t *testing.T) {
 		t.Errorf("flags must beat the preset: %+v", pr.Settings)
 	}
 
+	pr, _ = a.Prepare(context.Background(), RunOptions{Model: "script:third.yaml", Preset: "planner"})
+	if pr.Settings.Model != "script:third.yaml" || pr.Agent.Model != "script:third.yaml" || pr.Agent.Handoffs[0].Model != "script:third.yaml" {
+		t.Errorf("RunOptions.Model must apply to every agent: %+v", pr.Settings)
+	}
+
 	f2 := newFixture(t)
 	a = f2.app(t, true)
 	if _, err := a.Prepare(context.Background(), RunOptions{}); errs.KindOf(err) != errs.KindConfig || !strings.Contains(errs.HintOf(err), "--model") {
