@@ -145,3 +145,33 @@ func BenchmarkDBSizePer1000Entries(b *testing.B) {
 		db.Close()
 	}
 }
+
+// BenchmarkDecodeEntries compares the fast entry decoder with encoding/json on 3,000
+// realistic entries.
+func BenchmarkDecodeEntries(b *testing.B) {
+	var all []transcript.Entry
+	for t := 0; t < 1000; t++ {
+		for _, bt := range turnBatches(t) {
+			all = append(all, bt...)
+		}
+	}
+	data, _ := json.Marshal(all)
+	b.Run("encoding-json", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			var out []transcript.Entry
+			if err := json.Unmarshal(data, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("fast", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			var out []transcript.Entry
+			if !fastDecodeEntries(data, &out) {
+				b.Fatal("refused")
+			}
+		}
+	})
+}

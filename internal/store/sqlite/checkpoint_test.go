@@ -3,6 +3,7 @@ package sqlite
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -412,5 +413,40 @@ func TestClaimFromAnotherHost(t *testing.T) {
 	}
 	if broke, _ := db.BreakClaim(ctx, "nothing"); broke {
 		t.Error("BreakClaim of an unclaimed run reported a claim")
+	}
+}
+
+// TestFastDecodeAcceptsWhatWeWrite: the fast path must cover the entries lovia
+// actually stores (else loads silently fall back to the slow decoder).
+func TestFastDecodeAcceptsWhatWeWrite(t *testing.T) {
+	tests := [][]transcript.Entry{
+		{transcript.SystemInput("You are <lovia> & friends"), transcript.UserInput("fix \"it\"\n\tplease é 日本 😀")},
+		{transcript.AssistantText("ok"), transcript.ToolCall("call_1", "bash", json.RawMessage(`{"command":"go test ./...","timeout":120}`))},
+		{transcript.ToolResult("call_1", "bash", "PASS\nok  \tpkg\t0.1s\n\x00\x1f", true)},
+		{{Type: transcript.TypeReasoning, Text: "think", Signature: "c2lnbmF0dXJl", Provider: "anthropic", ProviderID: "rs_1", Encrypted: "gAAAA=="}},
+		{{Type: transcript.TypeToolResult, CallID: "c", Name: "read", Text: string([]byte{0xff, 'a'}), Truncated: true, RunID: "r", Agent: "coder"}},
+	}
+	for i, es := range tests {
+		data, err := json.Marshal(es)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fast, std []transcript.Entry
+		if !fastDecodeEntries(data, &fast) {
+			t.Errorf("case %d: fast decoder refused %s", i, data)
+			continue
+		}
+		json.Unmarshal(data, &std)
+		if !reflect.DeepEqual(fast, std) {
+			t.Errorf("case %d: fast %+v, std %+v", i, fast, std)
+		}
+	}
+	// Attachments take the encoding/json path and still load.
+	withImage := []transcript.Entry{{Type: transcript.TypeInput, Role: "user", Text: "see",
+		Attachments: []transcript.Attachment{{MIME: "image/png", Data: []byte{1, 2, 3}}}}}
+	data, _ := json.Marshal(withImage)
+	got, err := decodeEntries(data)
+	if err != nil || !reflect.DeepEqual(got, withImage) {
+		t.Errorf("attachments: %+v, %v", got, err)
 	}
 }
