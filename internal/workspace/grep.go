@@ -66,7 +66,12 @@ func (p *Policy) quickRead(abs, name string) Decision {
 		}
 	}
 	for _, r := range p.rules {
-		if r.read != nil && *r.read == Deny && match(r.pathPattern) {
+		if r.read != nil && match(r.pathPattern) {
+			return *r.read
+		}
+	}
+	for _, c := range p.credentials {
+		if match(c) {
 			return Deny
 		}
 	}

@@ -125,6 +125,12 @@ var presets = map[string]preset{
 	PresetTrusted:  {WriteInside: Allow, ReadOutside: Allow, WriteOutside: Ask, Shell: Allow, TempWritable: true},
 }
 
+// credentialStores are never read or written by the agent's own operations unless a
+// path rule allows it. (Programs such as git or ssh still use them internally.)
+var credentialStores = []string{"~/.ssh", "~/.aws", "~/.gnupg", "~/.netrc", "~/.git-credentials",
+	"~/.config/gh", "~/.config/gcloud", "~/.azure", "~/.docker/config.json", "~/.kube/config",
+	"~/.pypirc", "~/.npmrc", "~/.password-store", "~/.config/lovia/credentials*"}
+
 // PathRule is one configured rule over paths. Pattern forms:
 //   - absolute ("/etc/**") or home-relative ("~/.ssh/**"): matched against the resolved path;
 //   - containing a "/" ("secrets/*.pem", "/build" is absolute so use "build/"): relative to the root;
@@ -190,7 +196,8 @@ type Policy struct {
 	home   string
 	tmp    string // resolved temp dir ("" when not writable by default)
 
-	readable []string // resolved absolute prefixes
+	credentials []pathPattern // built-in: credential stores (path_rules may override)
+	readable    []string      // resolved absolute prefixes
 	writable []string
 	denied   []pathPattern
 	rules    []compiledPathRule
@@ -254,6 +261,13 @@ func NewPolicy(cfg Config) (*Policy, error) {
 	}
 	for _, w := range cfg.Writable {
 		p.writable = append(p.writable, p.resolveConfigPath(w))
+	}
+	for _, d := range credentialStores {
+		pp, err := compilePattern(d, home)
+		if err != nil {
+			return nil, err
+		}
+		p.credentials = append(p.credentials, pp)
 	}
 	for _, d := range cfg.DeniedPaths {
 		pp, err := compilePattern(d, home)
@@ -422,6 +436,11 @@ func (p *Policy) DecidePath(abs string, op Op) (Decision, string) {
 	}
 	if ruled != nil {
 		return *ruled, why
+	}
+	for _, c := range p.credentials {
+		if c.match(abs, p.root) {
+			return Deny, fmt.Sprintf("%s holds credentials (%s); a workspace.path_rules entry can allow it", abs, c.raw)
+		}
 	}
 	if op == OpWrite && specialWritable[abs] || strings.HasPrefix(abs, "/dev/fd/") || strings.HasPrefix(abs, "/proc/self/fd/") {
 		return Allow, "standard stream"

@@ -40,6 +40,9 @@ func TestPathDecisions(t *testing.T) {
 		{"loop", OpRead, A, A, A},
 		{"new/deep/dir/file", OpWrite, D, A, A},
 		{"src/../../root/src/x", OpWrite, D, A, A},
+		{"~/.aws/credentials", OpRead, D, D, D},
+		{"~/.npmrc", OpRead, D, D, D},
+		{"~/.config/gh/hosts.yml", OpWrite, D, D, D},
 		{".git/config", OpWrite, D, Q, Q},
 		{".git/hooks/pre-commit", OpWrite, D, Q, Q},
 		{".git/config", OpRead, A, A, A},
@@ -150,5 +153,23 @@ func TestConfigErrors(t *testing.T) {
 		if _, err := NewPolicy(c); err == nil {
 			t.Errorf("config %d accepted", i)
 		}
+	}
+}
+
+func TestCredentialStoresOverride(t *testing.T) {
+	e := newTestEnv(t)
+	cfg := Config{Root: e.root, Policy: PresetTrusted, PathRules: []PathRule{{Pattern: "~/.kube/config", Read: "allow"}}}
+	p, err := NewPolicy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, why := p.DecidePath(p.Resolve("~/.kube/config", ""), OpRead); d != Allow {
+		t.Fatalf("path rule did not override: %s (%s)", d, why)
+	}
+	if d, _ := p.DecidePath(p.Resolve("~/.ssh/id_ed25519", ""), OpRead); d != Deny {
+		t.Fatalf("ssh key readable under trusted: %s", d)
+	}
+	if h := p.AllowHint(OpRead, p.Resolve("~/.ssh/id_ed25519", "")); !strings.Contains(h, "path_rules") {
+		t.Fatalf("hint %q", h)
 	}
 }

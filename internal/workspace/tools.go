@@ -387,13 +387,14 @@ func (w *Workspace) Instructions() string {
 	if len(p.readable) > 0 {
 		fmt.Fprintf(&b, "- Also readable: %s.\n", strings.Join(p.readable, ", "))
 	}
-	if len(p.denied) > 0 {
-		var ds []string
-		for _, d := range p.denied {
-			ds = append(ds, d.raw)
-		}
+	var ds []string
+	for _, d := range p.denied {
+		ds = append(ds, d.raw)
+	}
+	if len(ds) > 0 {
 		fmt.Fprintf(&b, "- Never readable or writable: %s.\n", strings.Join(ds, ", "))
 	}
+	b.WriteString("- Credential stores (~/.ssh, ~/.aws, ~/.gnupg, ~/.netrc, ~/.npmrc, ...) are off limits to your file operations and commands' arguments.\n")
 	switch {
 	case p.name == PresetReadonly:
 		b.WriteString("- You cannot run shell commands.\n")

@@ -242,6 +242,11 @@ func (p *Policy) AllowHint(op Op, abs string) string {
 			return fmt.Sprintf("The workspace.path_rules entry %q decides this.", r.raw)
 		}
 	}
+	for _, c := range p.credentials {
+		if c.match(abs, p.root) {
+			return "Credentials are off limits: leave them alone unless the user adds a workspace.path_rules entry for this path."
+		}
+	}
 	dir := abs
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 		dir = filepath.Dir(abs)
