@@ -198,10 +198,10 @@ type Policy struct {
 
 	credentials []pathPattern // built-in: credential stores (path_rules may override)
 	readable    []string      // resolved absolute prefixes
-	writable []string
-	denied   []pathPattern
-	rules    []compiledPathRule
-	cmdRules []compiledCmdRule
+	writable    []string
+	denied      []pathPattern
+	rules       []compiledPathRule
+	cmdRules    []compiledCmdRule
 
 	parsers sync.Pool // *syntax.Parser
 
