@@ -221,7 +221,7 @@ func sessionsShow(ctx context.Context, opts *SessionsOptions) error {
 		title = "(untitled)"
 	}
 	fmt.Fprintf(w, "%s — %s\n", si.ID, title)
-	fmt.Fprintf(w, "%d runs · %s tokens · %s · updated %s\n", si.Runs, tokens(si.Usage), si.Repo, ago(opts.now(), si.UpdatedAt))
+	fmt.Fprintf(w, "%s · %s tokens · %s · updated %s\n", plural(si.Runs, "run"), tokens(si.Usage), si.Repo, ago(opts.now(), si.UpdatedAt))
 	if len(d.Entries) == 0 {
 		fmt.Fprintln(w, "\n(no completed runs yet)")
 	}
@@ -288,7 +288,7 @@ func sessionsRm(ctx context.Context, opts *SessionsOptions) error {
 			return errs.Newf(errs.KindUsage, "pass --yes to delete without confirmation",
 				"not deleting session %s without confirmation (standard input is not a terminal)", opts.ID)
 		}
-		fmt.Fprintf(f.IO.ErrOut, "Delete session %s (%q, %d runs) and its checkpoints? [y/N] ", info.ID, oneLine(info.Title, 50), info.Runs)
+		fmt.Fprintf(f.IO.ErrOut, "Delete session %s (%q, %s) and its checkpoints? [y/N] ", info.ID, oneLine(info.Title, 50), plural(info.Runs, "run"))
 		line, _ := bufio.NewReader(f.IO.In).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
 			fmt.Fprintln(f.IO.ErrOut, "not deleted")
@@ -298,7 +298,7 @@ func sessionsRm(ctx context.Context, opts *SessionsOptions) error {
 	if err := s.DB.Sessions().DeleteSession(ctx, opts.ID); err != nil {
 		return err
 	}
-	fmt.Fprintf(f.IO.ErrOut, "deleted session %s (%d runs)\n", info.ID, info.Runs)
+	fmt.Fprintf(f.IO.ErrOut, "deleted session %s (%s)\n", info.ID, plural(info.Runs, "run"))
 	return nil
 }
 
@@ -425,6 +425,13 @@ func fenced(lang, s string) string {
 		fence += "`"
 	}
 	return fence + lang + "\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n"
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 type errWriter struct {
