@@ -823,3 +823,40 @@ func TestSessionsCommands(t *testing.T) {
 		t.Errorf("runs of the deleted session remain: %s", r.stdout)
 	}
 }
+
+// TestResumeSignals: SIGINT / SIGTERM during `lovia resume` leave the run
+// interrupted, name the resume command, exit 130 / 143; the run then completes.
+func TestResumeSignals(t *testing.T) {
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+		t.Run(tc.sig.String(), func(t *testing.T) {
+			e := newEnv(t)
+			e.write("s.yaml", "turns:\n  - text: \"slow\"\n    delay: 1500ms\n")
+			cmd, events, _ := e.startStream("run", "--run-id", "sig", "-m", "script:s.yaml", "--output", "stream-json", "go")
+			waitEvent(t, events, "turn_started")
+			cmd.Process.Kill()
+			cmd.Wait()
+
+			cmd, events, stderr := e.startStream("resume", "sig")
+			waitEvent(t, events, "turn_started")
+			cmd.Process.Signal(tc.sig)
+			last := waitEvent(t, events, "run_failed")
+			cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != tc.code || last["status"] != "interrupted" {
+				t.Fatalf("exit %d, last event %v", code, last)
+			}
+			if !strings.Contains(stderr.String(), "interrupted — continue with: lovia resume sig") {
+				t.Errorf("stderr %q", stderr.String())
+			}
+			r := e.run(nil, "runs", "show", "sig", "--json")
+			if !strings.Contains(r.stdout, `"status": "interrupted"`) || !strings.Contains(r.stdout, `"stored_status": "interrupted"`) {
+				t.Errorf("runs show: %s", r.stdout)
+			}
+			if r = e.run(nil, "resume", "sig", "--output", "text"); r.code != 0 || r.stdout != "slow\n" {
+				t.Errorf("final resume: exit %d %q %s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+}
