@@ -422,15 +422,36 @@ func (p *Provider) decode(ctx context.Context, dec *provider.SSEReader, yield fu
 		if len(bytes.TrimSpace(data)) == 0 {
 			continue
 		}
-		if !gjson.ValidBytes(data) {
+		// One validating walk; the hot event (a content delta) is handled from
+		// its raw members, the rare ones through gjson.
+		var typ, index, delta []byte
+		if !provider.WalkObject(data, func(k, v []byte) bool {
+			switch string(k) {
+			case "type":
+				typ = v
+			case "index":
+				index = v
+			case "delta":
+				delta = v
+			}
+			return true
+		}) {
 			yield(provider.Delta{}, p.badChunk(data))
 			return
+		}
+		if string(typ) == `"content_block_delta"` {
+			n, _ := provider.JSONInt(index)
+			b := byIdx[n]
+			if b == nil || len(delta) == 0 || delta[0] != '{' {
+				yield(provider.Delta{}, p.badChunk(data))
+				return
+			}
+			if !p.blockDelta(b, delta, yield) {
+				return
+			}
+			continue
 		}
 		ev := gjson.ParseBytes(data) // a copy: the reader reuses data
-		if !ev.IsObject() {
-			yield(provider.Delta{}, p.badChunk(data))
-			return
-		}
 		switch ev.Get("type").String() {
 		case "message_start":
 			if u := ev.Get("message.usage"); u.IsObject() {
@@ -463,31 +484,6 @@ func (p *Provider) decode(ctx context.Context, dec *provider.SSEReader, yield fu
 				if b.name != "" && !yield(provider.Delta{Kind: provider.DeltaToolCall, CallID: b.id, Name: b.name}, nil) {
 					return
 				}
-			}
-		case "content_block_delta":
-			b := byIdx[ev.Get("index").Int()]
-			if b == nil {
-				yield(provider.Delta{}, p.badChunk(data))
-				return
-			}
-			d := ev.Get("delta")
-			switch d.Get("type").String() {
-			case "text_delta":
-				s := d.Get("text").String()
-				b.text.WriteString(s)
-				if s != "" && !yield(provider.Delta{Kind: provider.DeltaText, Text: s}, nil) {
-					return
-				}
-			case "thinking_delta":
-				s := d.Get("thinking").String()
-				b.text.WriteString(s)
-				if s != "" && !yield(provider.Delta{Kind: provider.DeltaReasoning, Text: s}, nil) {
-					return
-				}
-			case "signature_delta":
-				b.signature += d.Get("signature").String()
-			case "input_json_delta":
-				b.text.WriteString(d.Get("partial_json").String())
 			}
 		case "message_delta":
 			if s := ev.Get("delta.stop_reason").String(); s != "" {
@@ -559,6 +555,43 @@ func (p *Provider) decode(ctx context.Context, dec *provider.SSEReader, yield fu
 		}
 	}
 	yield(provider.Delta{Kind: provider.DeltaFinish, FinishReason: finishReason(stop, calls)}, nil)
+}
+
+// blockDelta applies one content_block_delta; false when the consumer stopped.
+func (p *Provider) blockDelta(b *block, delta []byte, yield func(provider.Delta, error) bool) bool {
+	var typ, text, thinking, sig, partial []byte
+	provider.WalkObject(delta, func(k, v []byte) bool {
+		switch string(k) {
+		case "type":
+			typ = v
+		case "text":
+			text = v
+		case "thinking":
+			thinking = v
+		case "signature":
+			sig = v
+		case "partial_json":
+			partial = v
+		}
+		return true
+	})
+	switch string(typ) {
+	case `"text_delta"`:
+		s, _ := provider.JSONText(text)
+		b.text.WriteString(s)
+		return s == "" || yield(provider.Delta{Kind: provider.DeltaText, Text: s}, nil)
+	case `"thinking_delta"`:
+		s, _ := provider.JSONText(thinking)
+		b.text.WriteString(s)
+		return s == "" || yield(provider.Delta{Kind: provider.DeltaReasoning, Text: s}, nil)
+	case `"signature_delta"`:
+		s, _ := provider.JSONText(sig)
+		b.signature += s
+	case `"input_json_delta"`:
+		s, _ := provider.JSONText(partial)
+		b.text.WriteString(s)
+	}
+	return true
 }
 
 // readUsage folds an Anthropic usage object into u. Anthropic counts cache reads

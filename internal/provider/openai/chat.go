@@ -223,10 +223,7 @@ func userMessage(e transcript.Entry) oa.ChatCompletionMessageParamUnion {
 	return oa.UserMessage(parts)
 }
 
-var (
-	usageKey = []byte(`"usage"`)
-	doneMark = []byte("[DONE]")
-)
+var doneMark = []byte("[DONE]")
 
 // chatCall accumulates one streamed tool call.
 type chatCall struct {
@@ -256,25 +253,30 @@ func (c *Chat) decode(ctx context.Context, dec *provider.SSEReader, yield func(p
 			done = true
 			break
 		}
-		if !gjson.ValidBytes(data) || bytes.TrimSpace(data)[0] != '{' {
+		// One validating walk over the chunk picks out the members we use; only
+		// the rare ones (usage, error, tool calls) go through gjson.
+		var choiceRaw, errRaw, usageRaw []byte
+		ok := provider.WalkObject(data, func(k, v []byte) bool {
+			switch string(k) {
+			case "choices":
+				provider.WalkArray(v, func(e []byte) bool { choiceRaw = e; return false })
+			case "error":
+				errRaw = v
+			case "usage":
+				usageRaw = v
+			}
+			return true
+		})
+		if !ok {
 			yield(provider.Delta{}, c.cfg.badChunk(data))
 			return
 		}
-		// GetBytes copies only what it returns, and path lookups skip values
-		// without decoding them; "choices" comes early in every chunk.
-		choice := gjson.GetBytes(data, "choices.0")
-		var errV, usageV gjson.Result
-		if !choice.Exists() {
-			errV = gjson.GetBytes(data, "error")
-		}
-		if bytes.Contains(data, usageKey) {
-			usageV = gjson.GetBytes(data, "usage")
-		}
-		if errV.Exists() && errV.Type != gjson.Null {
-			yield(provider.Delta{}, c.cfg.streamError(c.model, errV))
+		if len(errRaw) > 0 && string(errRaw) != "null" {
+			yield(provider.Delta{}, c.cfg.streamError(c.model, gjson.ParseBytes(errRaw)))
 			return
 		}
-		if u := usageV; u.IsObject() {
+		if len(usageRaw) > 0 && usageRaw[0] == '{' {
+			u := gjson.ParseBytes(usageRaw)
 			use = &usage.Usage{
 				InputTokens:       int(u.Get("prompt_tokens").Int()),
 				OutputTokens:      int(u.Get("completion_tokens").Int()),
@@ -283,37 +285,56 @@ func (c *Chat) decode(ctx context.Context, dec *provider.SSEReader, yield func(p
 				Requests:          1,
 			}
 		}
-		if !choice.IsObject() {
+		if len(choiceRaw) == 0 || choiceRaw[0] != '{' {
 			continue
 		}
 		var stop bool
-		if f := choice.Get("finish_reason"); f.Type == gjson.String && f.Str != "" {
-			finish = f.Str
-		}
-		choice.Get("delta").ForEach(func(k, v gjson.Result) bool {
-			switch k.Str {
-			case "content":
-				if s := v.String(); s != "" {
-					text.WriteString(s)
-					stop = !yield(provider.Delta{Kind: provider.DeltaText, Text: s}, nil)
+		provider.WalkObject(choiceRaw, func(ck, cv []byte) bool {
+			switch string(ck) {
+			case "finish_reason":
+				if f, ok := provider.JSONText(cv); ok && f != "" {
+					finish = f
 				}
-			case "reasoning_content", "reasoning":
-				if s := v.String(); s != "" && v.Type == gjson.String {
-					reasoningField = k.Str
-					reasoning.WriteString(s)
-					stop = !yield(provider.Delta{Kind: provider.DeltaReasoning, Text: s}, nil)
-				}
-			case "tool_calls":
-				v.ForEach(func(_, tc gjson.Result) bool {
-					cl := chatCallFor(tc, &calls, byIndex)
-					fn := tc.Get("function")
-					announce := cl.name == ""
-					if n := fn.Get("name").String(); n != "" && cl.name == "" {
-						cl.name = n
+			case "delta":
+				provider.WalkObject(cv, func(k, v []byte) bool {
+					field := ""
+					switch string(k) {
+					case "content":
+						field = "content"
+					case "reasoning_content":
+						field = "reasoning_content"
+					case "reasoning":
+						field = "reasoning"
 					}
-					cl.args.WriteString(fn.Get("arguments").String())
-					if announce && cl.name != "" {
-						stop = !yield(provider.Delta{Kind: provider.DeltaToolCall, CallID: cl.id, Name: cl.name}, nil)
+					if field != "" {
+						s, ok := provider.JSONText(v)
+						if !ok || s == "" {
+							return true
+						}
+						if field == "content" {
+							text.WriteString(s)
+							stop = !yield(provider.Delta{Kind: provider.DeltaText, Text: s}, nil)
+						} else {
+							reasoningField = field
+							reasoning.WriteString(s)
+							stop = !yield(provider.Delta{Kind: provider.DeltaReasoning, Text: s}, nil)
+						}
+						return !stop
+					}
+					if string(k) == "tool_calls" {
+						gjson.ParseBytes(v).ForEach(func(_, tc gjson.Result) bool {
+							cl := chatCallFor(tc, &calls, byIndex)
+							fn := tc.Get("function")
+							announce := cl.name == ""
+							if n := fn.Get("name").String(); n != "" && cl.name == "" {
+								cl.name = n
+							}
+							cl.args.WriteString(fn.Get("arguments").String())
+							if announce && cl.name != "" {
+								stop = !yield(provider.Delta{Kind: provider.DeltaToolCall, CallID: cl.id, Name: cl.name}, nil)
+							}
+							return !stop
+						})
 					}
 					return !stop
 				})

@@ -207,8 +207,7 @@ func (r *Responses) decode(ctx context.Context, dec *provider.SSEReader, yield f
 		done   bool
 		finish = "stop"
 	)
-	item := func(ev gjson.Result) *respItem {
-		idx := ev.Get("output_index").Int()
+	itemAt := func(idx int64) *respItem {
 		it, ok := byIdx[idx]
 		if !ok {
 			it = &respItem{}
@@ -217,43 +216,57 @@ func (r *Responses) decode(ctx context.Context, dec *provider.SSEReader, yield f
 		}
 		return it
 	}
+	item := func(ev gjson.Result) *respItem { return itemAt(ev.Get("output_index").Int()) }
 	for !done && dec.Next() {
 		data := dec.Data()
 		if len(data) == 0 {
 			continue
 		}
-		if !gjson.ValidBytes(data) {
+		// One validating walk; the hot events (text, reasoning and argument
+		// deltas) are handled from their raw members, the rare ones via gjson.
+		var typRaw, idxRaw, deltaRaw []byte
+		if !provider.WalkObject(data, func(k, v []byte) bool {
+			switch string(k) {
+			case "type":
+				typRaw = v
+			case "output_index":
+				idxRaw = v
+			case "delta":
+				deltaRaw = v
+			}
+			return true
+		}) {
 			yield(provider.Delta{}, r.cfg.badChunk(data))
 			return
+		}
+		kind, dk := "", provider.DeltaText
+		switch string(typRaw) {
+		case `"response.output_text.delta"`, `"response.refusal.delta"`:
+			kind = "message"
+		case `"response.reasoning_summary_text.delta"`, `"response.reasoning_text.delta"`:
+			kind, dk = "reasoning", provider.DeltaReasoning
+		case `"response.function_call_arguments.delta"`:
+			kind = "function_call"
+		}
+		if kind != "" {
+			idx, _ := provider.JSONInt(idxRaw)
+			d, _ := provider.JSONText(deltaRaw)
+			it := itemAt(idx)
+			if kind != "function_call" {
+				it.kind = kind
+			}
+			it.text.WriteString(d)
+			if kind != "function_call" && d != "" && !yield(provider.Delta{Kind: dk, Text: d}, nil) {
+				return
+			}
+			continue
 		}
 		ev := gjson.ParseBytes(data) // a copy: the reader reuses data
-		if !ev.IsObject() {
-			yield(provider.Delta{}, r.cfg.badChunk(data))
-			return
-		}
 		switch typ := ev.Get("type").String(); typ {
-		case "response.output_text.delta", "response.refusal.delta":
-			d := ev.Get("delta").String()
-			it := item(ev)
-			it.kind = "message"
-			it.text.WriteString(d)
-			if d != "" && !yield(provider.Delta{Kind: provider.DeltaText, Text: d}, nil) {
-				return
-			}
-		case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
-			d := ev.Get("delta").String()
-			it := item(ev)
-			it.kind = "reasoning"
-			it.text.WriteString(d)
-			if d != "" && !yield(provider.Delta{Kind: provider.DeltaReasoning, Text: d}, nil) {
-				return
-			}
 		case "response.reasoning_summary_part.added":
 			if it := item(ev); it.text.Len() > 0 {
 				it.text.WriteString("\n\n")
 			}
-		case "response.function_call_arguments.delta":
-			item(ev).text.WriteString(ev.Get("delta").String())
 		case "response.output_item.added", "response.output_item.done":
 			it := item(ev)
 			x := ev.Get("item")

@@ -1,0 +1,73 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestWalkObject(t *testing.T) {
+	data := []byte(` {"a":1, "b" : {"c":[1,2,{"d":null}]}, "e":"x\"y", "f":true,"g":-1.5e+3} `)
+	var keys []string
+	var vals []string
+	ok := WalkObject(data, func(k, v []byte) bool {
+		keys, vals = append(keys, string(k)), append(vals, string(v))
+		return true
+	})
+	if !ok || !reflect.DeepEqual(keys, []string{"a", "b", "e", "f", "g"}) ||
+		!reflect.DeepEqual(vals, []string{"1", `{"c":[1,2,{"d":null}]}`, `"x\"y"`, "true", "-1.5e+3"}) {
+		t.Errorf("ok %v keys %q vals %q", ok, keys, vals)
+	}
+	for _, bad := range []string{``, `[]`, `{`, `{"a":}`, `{"a":1,}`, `{"a":1} x`, `{"a":01}`, `{"a":"` + "\x01" + `"}`,
+		`{"a":"\q"}`, `{"a":tru}`, `{"a":[1,]}`, `{"a":1 "b":2}`, `{"a":"\u12"}`, `{"a":-}`, `{"a":1.}`, `{"a":1e}`} {
+		if WalkObject([]byte(bad), nil) {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+	var n int
+	WalkArray([]byte(`[ {"x":1}, 2 ,"s"]`), func(e []byte) bool { n++; return true })
+	if n != 3 {
+		t.Errorf("array elems %d", n)
+	}
+	if s, ok := JSONText([]byte(`"a\u00e9\n"`)); !ok || s != "aé\n" {
+		t.Errorf("JSONText %q %v", s, ok)
+	}
+	if s, ok := JSONText([]byte(`"plain"`)); !ok || s != "plain" {
+		t.Errorf("JSONText %q %v", s, ok)
+	}
+	if _, ok := JSONText([]byte(`null`)); ok {
+		t.Error("null is not text")
+	}
+}
+
+// FuzzWalkObject checks the walker against encoding/json: same verdict on
+// validity for objects, and the members it reports are the object's.
+func FuzzWalkObject(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `{"a":[1,{"b":"\u00e9"}],"c":null}`, `{}`, `{"a":"x\"}`, ` {"k": -0.5E-2} `, `[1]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var members []string
+		got := WalkObject(data, func(k, v []byte) bool {
+			members = append(members, string(k))
+			return true
+		})
+		var m map[string]json.RawMessage
+		want := json.Valid(data) && json.Unmarshal(data, &m) == nil && m != nil
+		if got != want {
+			t.Fatalf("WalkObject=%v json=%v for %q", got, want, data)
+		}
+		if got {
+			for _, k := range members {
+				if bytes.IndexByte([]byte(k), '\\') >= 0 || !utf8.ValidString(k) {
+					continue // keys are reported raw: escapes and bad UTF-8 kept
+				}
+				if _, ok := m[k]; !ok {
+					t.Fatalf("member %q not in %q", k, data)
+				}
+			}
+		}
+	})
+}
