@@ -123,6 +123,7 @@ Anthropic model, and keeps every run resumable.
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 
+	root.AddCommand(NewCmdChat(f, nil))
 	root.AddCommand(NewCmdRun(f, nil))
 	root.AddCommand(NewCmdConfig(f, nil))
 	root.AddCommand(NewCmdPresets(f, nil))
@@ -131,6 +132,7 @@ Anthropic model, and keeps every run resumable.
 	root.AddCommand(NewCmdResume(f, nil))
 	root.AddCommand(NewCmdRuns(f, nil))
 	root.AddCommand(NewCmdSessions(f, nil))
+	root.AddCommand(NewCmdEval(f, nil))
 	registerSessionFlagCompletion(root, f)
 	return root
 }

@@ -274,7 +274,9 @@ type RunOptions struct {
 	Preset string
 	// Model overrides the configured model for every agent of this run ("" =
 	// configured; eval cases, /model in the TUI).
-	Model       string
+	Model string
+	// MaxTurns overrides the configured turn limit of this run (0 = configured).
+	MaxTurns    int
 	IfRunExists runtime.IfRunExists
 	Approvals   runtime.ApprovalMode
 	// OutputSchema is the JSON Schema of a structured final answer (--output-schema).
@@ -382,6 +384,14 @@ func (a *App) Prepare(ctx context.Context, ro RunOptions) (*Prepared, error) {
 		BudgetTokens:      a.Config.BudgetTokens,
 		Settings:          raw,
 		Logger:            a.Log,
+	}
+	if ro.MaxTurns > 0 {
+		opts.MaxTurns = ro.MaxTurns
+		st.MaxTurns = ro.MaxTurns
+		if raw, err = json.Marshal(st); err != nil {
+			return nil, errs.Wrap(errs.KindInternal, err, "encode settings", "")
+		}
+		opts.Settings = raw
 	}
 	if a.hooks != nil {
 		opts.Plugins = append(opts.Plugins, a.hooks)

@@ -676,3 +676,50 @@ func TestDemo(t *testing.T) {
 		t.Errorf("json denials %+v (%v):\n%s", sum.Denied, err, r.stdout)
 	}
 }
+
+func TestEval(t *testing.T) {
+	e := newEnv(t)
+	e.write("evals/hello.yaml", "turns:\n  - tool_calls: [{name: todo_write, args: {todos: []}}]\n  - text: Hello there\n")
+	e.write("evals/bye.yaml", "turns:\n  - text: Goodbye\n")
+	e.write("evals/cases.yaml", `
+defaults:
+  model: script:hello.yaml
+cases:
+  - name: greets
+    input: say hello
+    checks:
+      - contains: Hello
+      - tool_called: {name: todo_write}
+      - no_error: true
+  - name: says-bye
+    input: say bye
+    model: script:bye.yaml
+    checks:
+      - contains: Goodbye
+`)
+	r := e.run(nil, "eval", "evals/cases.yaml", "--save", "base.json")
+	if r.code != 0 || !strings.Contains(r.stdout, "greets") || !strings.Contains(r.stdout, "says-bye") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "base.json")); err != nil {
+		t.Fatal(err)
+	}
+	// The farewell script changes: that case now fails and regresses against the baseline.
+	e.write("evals/bye.yaml", "turns:\n  - text: See you\n")
+	r = e.run(nil, "eval", "evals/cases.yaml", "--baseline", "base.json", "--json")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var rep struct {
+		Passed, Failed int
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep.Passed != 1 || rep.Failed != 1 {
+		t.Errorf("report %+v (%v):\n%s", rep, err, r.stdout)
+	}
+	if !strings.Contains(r.stderr, "says-bye") {
+		t.Errorf("the diff does not name the regressed case:\n%s", r.stderr)
+	}
+	if r = e.run(nil, "eval", "evals/missing.yaml"); r.code != 2 {
+		t.Errorf("missing file: exit %d", r.code)
+	}
+}

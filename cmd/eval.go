@@ -1,0 +1,150 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lovia-dev/lovia/internal/app"
+	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/eval"
+	"github.com/lovia-dev/lovia/internal/runtime"
+)
+
+// EvalOptions are the inputs of `lovia eval`.
+type EvalOptions struct {
+	F           *Factory
+	File        string
+	Baseline    string
+	Save        string
+	JSON        bool
+	Concurrency int
+	FailFast    bool
+}
+
+// NewCmdEval builds `lovia eval FILE`.
+func NewCmdEval(f *Factory, runF func(*EvalOptions) error) *cobra.Command {
+	opts := &EvalOptions{F: f}
+	c := &cobra.Command{
+		Use:   "eval FILE",
+		Short: "Run declarative eval cases and report (and diff against a baseline)",
+		Long: `Run the cases of an eval file (input, preset, model or script:PATH, checks), each
+sample as its own run with nothing persisted and every approval denied, then print a
+report. With --baseline, compare pass rates with a saved JSON report; with --save,
+write this report as JSON for later comparison.
+
+Exit codes: 0 every case passed (and nothing regressed against the baseline),
+1 a case failed or regressed, 2 usage or configuration error.`,
+		Example: `  lovia eval evals/smoke.yaml
+  lovia eval evals/smoke.yaml --save baseline.json
+  lovia eval evals/smoke.yaml --baseline baseline.json --json`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return errs.New(errs.KindUsage, "lovia eval takes one eval file", "lovia eval cases.yaml")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.File = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return evalRun(c.Context(), opts)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&opts.Baseline, "baseline", "", "compare with the JSON report in `FILE`")
+	fl.StringVar(&opts.Save, "save", "", "write the report as JSON to `FILE`")
+	fl.BoolVar(&opts.JSON, "json", false, "print the report as JSON instead of a table")
+	fl.IntVar(&opts.Concurrency, "concurrency", 0, "samples run at once (default: the file's, else 4)")
+	fl.BoolVar(&opts.FailFast, "fail-fast", false, "stop scheduling samples after the first failure")
+	return c
+}
+
+func evalRun(ctx context.Context, opts *EvalOptions) error {
+	f := opts.F
+	file, err := eval.Load(opts.File)
+	if err != nil {
+		return err
+	}
+	var baseline *eval.Report
+	if opts.Baseline != "" {
+		if baseline, err = eval.LoadReport(opts.Baseline); err != nil {
+			return err
+		}
+	}
+	aopts := f.AppOptions()
+	aopts.Memory = true
+	a, err := f.NewApp(ctx, aopts)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+
+	run := func(ctx context.Context, c eval.Case, sample int) eval.Outcome {
+		start := time.Now()
+		// eval.Run already made script: paths relative to the cases file.
+		h, _, err := a.Start(ctx, runtime.Text(c.Input), app.RunOptions{
+			Preset: c.Preset, Model: c.Model, MaxTurns: c.MaxTurns, Approvals: runtime.ApprovalDenyAll,
+		})
+		if err != nil {
+			return eval.Outcome{Err: err, Duration: time.Since(start)}
+		}
+		for range h.Events() {
+		}
+		res, err := h.Result()
+		o := eval.Outcome{Err: err, Duration: time.Since(start)}
+		if res != nil {
+			o.Output, o.Structured, o.Entries, o.Turns, o.Usage = res.Output, res.StructuredOutput, res.Entries, res.Turns, res.Usage
+		}
+		return o
+	}
+	eopts := eval.Options{Concurrency: opts.Concurrency, FailFast: opts.FailFast, Judge: eval.ProviderJudge(a.Resolve)}
+	if f.IO.StderrTTY && !f.Common.Quiet {
+		eopts.Progress = func(done, total int, r eval.SampleResult) {
+			fmt.Fprintf(f.IO.ErrOut, "\r%d/%d samples", done, total)
+			if done == total {
+				fmt.Fprintln(f.IO.ErrOut)
+			}
+		}
+	}
+	rep := eval.Run(ctx, file, run, eopts)
+	if opts.JSON {
+		err = rep.WriteJSON(f.IO.Out)
+	} else {
+		err = rep.WriteTable(f.IO.Out)
+	}
+	if err != nil {
+		return err
+	}
+	if opts.Save != "" {
+		out, err := os.Create(opts.Save)
+		if err != nil {
+			return errs.Wrap(errs.KindUsage, err, "cannot write --save "+opts.Save, "")
+		}
+		err = rep.WriteJSON(out)
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return errs.Wrap(errs.KindUsage, err, "cannot write --save "+opts.Save, "")
+		}
+	}
+	regressed := false
+	if baseline != nil {
+		changes := eval.Diff(baseline, rep)
+		w := f.IO.Out
+		if opts.JSON {
+			w = f.IO.ErrOut
+		}
+		eval.WriteDiff(w, changes)
+		regressed = eval.Regressed(changes)
+	}
+	if !rep.OK() || regressed {
+		return &exitError{1}
+	}
+	return nil
+}
