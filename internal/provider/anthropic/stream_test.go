@@ -73,9 +73,11 @@ func BenchmarkStream(b *testing.B) {
 	body := pt.AnthropicStream(pt.Turn{Text: strings.Repeat("lovia ", benchReply/6+1)[:benchReply], Chunk: 6}, 1)
 	b.SetBytes(benchReply) // MB/s of reply text, not of wire bytes
 	b.ReportAllocs()
-	b.ReportMetric(float64(len(body))/benchReply, "wire/reply")
 	cpu := pt.CPUTime()
-	defer func() { pt.ReportCPU(b, cpu) }()
+	defer func() {
+		pt.ReportCPU(b, cpu)
+		b.ReportMetric(float64(len(body))/benchReply, "wire-bytes/reply-byte")
+	}()
 	for b.Loop() {
 		var text int
 		p.decodeBody(context.Background(), bytes.NewReader(body), func(d provider.Delta, err error) bool {

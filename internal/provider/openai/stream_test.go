@@ -5,10 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	oa "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/lovia-dev/lovia/internal/provider"
 	pt "github.com/lovia-dev/lovia/internal/provider/providertest"
@@ -92,9 +96,11 @@ func benchTurn() pt.Turn {
 func benchDecode(b *testing.B, body []byte, decode func(context.Context, io.Reader, func(provider.Delta, error) bool)) {
 	b.SetBytes(benchReply) // MB/s of reply text, not of wire bytes
 	b.ReportAllocs()
-	b.ReportMetric(float64(len(body))/benchReply, "wire/reply")
 	cpu := pt.CPUTime()
-	defer func() { pt.ReportCPU(b, cpu) }()
+	defer func() {
+		pt.ReportCPU(b, cpu)
+		b.ReportMetric(float64(len(body))/benchReply, "wire-bytes/reply-byte")
+	}()
 	for b.Loop() {
 		var text int
 		decode(context.Background(), bytes.NewReader(body), func(d provider.Delta, err error) bool {
@@ -122,4 +128,27 @@ func BenchmarkChatStream(b *testing.B) {
 func BenchmarkResponsesStream(b *testing.B) {
 	r := NewResponses("m", Config{Provider: "openai-responses", BaseURL: "http://x"})
 	benchDecode(b, pt.ResponsesStream(benchTurn(), 1), r.decodeBody)
+}
+
+// BenchmarkChatStreamSDK decodes the same body with the client's typed stream,
+// the alternative this package's decoder replaces (for comparison only).
+func BenchmarkChatStreamSDK(b *testing.B) {
+	body := pt.OpenAIStream(benchTurn(), 1)
+	b.SetBytes(benchReply)
+	b.ReportAllocs()
+	cpu := pt.CPUTime()
+	defer func() { pt.ReportCPU(b, cpu) }()
+	for b.Loop() {
+		resp := &http.Response{Body: io.NopCloser(bytes.NewReader(body)), Header: http.Header{"Content-Type": {"text/event-stream"}}}
+		s := ssestream.NewStream[oa.ChatCompletionChunk](ssestream.NewDecoder(resp), nil)
+		var text strings.Builder
+		for s.Next() {
+			if c := s.Current(); len(c.Choices) > 0 {
+				text.WriteString(c.Choices[0].Delta.Content)
+			}
+		}
+		if s.Err() != nil || text.Len() != benchReply {
+			b.Fatal(s.Err(), text.Len())
+		}
+	}
 }
