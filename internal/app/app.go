@@ -182,6 +182,9 @@ func withSource(err error, src config.Source) error {
 	return err
 }
 
+// maxLogBytes is the size past which the log file is rotated (one old file is kept).
+const maxLogBytes = 10 << 20
+
 func (a *App) openLog(opts Options) (*slog.Logger, error) {
 	level := slog.LevelInfo
 	if opts.Verbose {
@@ -192,6 +195,10 @@ func (a *App) openLog(opts Options) (*slog.Logger, error) {
 		path := a.Config.LogFile()
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, errs.Wrap(errs.KindConfig, err, "create log directory", "check LOVIA_HOME ("+a.Config.Home+") is writable")
+		}
+		// Keep the log bounded: past maxLogBytes the old one becomes lovia.log.1.
+		if st, err := os.Stat(path); err == nil && st.Size() > maxLogBytes {
+			_ = os.Rename(path, path+".1")
 		}
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {

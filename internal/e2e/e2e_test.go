@@ -179,8 +179,13 @@ func TestGoldenOutputs(t *testing.T) {
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)
 			}
 			golden(t, "hello."+format, e.normalize(r.stdout))
-			if format != "text" && r.stderr != "" {
+			// Not a terminal and no -v: nothing on stderr; the log goes to a file.
+			if r.stderr != "" {
 				t.Errorf("stderr not empty: %q", r.stderr)
+			}
+			log, err := os.ReadFile(filepath.Join(e.home, "data", "logs", "lovia.log"))
+			if err != nil || !strings.Contains(string(log), `"msg":"run started"`) || !strings.Contains(string(log), `"msg":"run ended"`) {
+				t.Errorf("log file: %v\n%s", err, log)
 			}
 		})
 	}
