@@ -144,9 +144,12 @@ func (r *retrying) Stream(ctx context.Context, req Request) iter.Seq2[Delta, err
 				return
 			}
 			if attempt >= r.pol.MaxAttempts {
+				hint := "the provider kept failing; check its status page or try again later"
+				if he.Transport != nil && !errors.Is(he.Transport, ErrStreamCut) {
+					hint = "could not reach the provider; check the network, that the server is running, and its base URL"
+				}
 				yield(Delta{}, errs.Wrap(errs.KindProvider, failure,
-					fmt.Sprintf("model request failed after %d attempts", attempt),
-					"the provider kept failing; check its status page or try again later"))
+					fmt.Sprintf("model request failed after %d attempts", attempt), hint))
 				return
 			}
 			wait := r.pol.Delay(attempt+1, he.RetryAfter)

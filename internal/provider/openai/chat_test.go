@@ -514,3 +514,22 @@ func TestChatMessagesReasoningOnly(t *testing.T) {
 		t.Errorf("got %s", b)
 	}
 }
+
+func TestChatServerDown(t *testing.T) {
+	srv := pt.NewOpenAIServer(t)
+	env := srv.Env()
+	srv.Close() // nothing listens there any more
+	p, err := ChatFactory(context.Background(), "m", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := &fakeSleep{}
+	r := pt.Collect(context.Background(), provider.WithRetry(p, fastPolicy(fs, nil)), userReq("hi"))
+	var he *provider.HTTPError
+	if !errors.As(r.Err, &he) || he.Transport == nil || len(fs.waits) != 4 {
+		t.Fatalf("err %v, %d waits", r.Err, len(fs.waits))
+	}
+	if h := errs.HintOf(r.Err); !strings.Contains(h, "server is running") {
+		t.Errorf("hint %q", h)
+	}
+}
