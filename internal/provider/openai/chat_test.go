@@ -533,3 +533,26 @@ func TestChatServerDown(t *testing.T) {
 		t.Errorf("hint %q", h)
 	}
 }
+
+func TestChatCancelWhileStreaming(t *testing.T) {
+	srv := pt.NewOpenAIServer(t, pt.Turn{Text: strings.Repeat("slow ", 100), Delay: 20 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	start := time.Now()
+	var texts int
+	var gotErr error
+	for d, err := range chatFor(t, srv).Stream(ctx, userReq("hi")) {
+		if err != nil {
+			gotErr = err
+			break
+		}
+		if d.Kind == provider.DeltaText {
+			if texts++; texts == 2 {
+				cancel()
+			}
+		}
+	}
+	if !errors.Is(gotErr, context.Canceled) || time.Since(start) > 3*time.Second {
+		t.Fatalf("err %v after %v (%d deltas)", gotErr, time.Since(start), texts)
+	}
+}

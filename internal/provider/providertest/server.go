@@ -13,6 +13,7 @@
 package providertest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lovia-dev/lovia/internal/provider"
 	"github.com/lovia-dev/lovia/internal/usage"
@@ -69,6 +71,9 @@ type Turn struct {
 	Raw string
 	// CutAfter > 0 drops the connection after that many body bytes.
 	CutAfter int
+	// Delay pauses after each event (flushed), so a client sees a live stream:
+	// for tests that interrupt or watch a reply while it streams.
+	Delay time.Duration
 }
 
 // Request is one request the server received.
@@ -215,6 +220,28 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if hj, ok := w.(http.Hijacker); ok {
 			if conn, _, err := hj.Hijack(); err == nil {
 				_ = conn.Close() // no terminating chunk: the client sees a dropped connection
+			}
+		}
+		return
+	}
+	if turn.Delay > 0 {
+		flusher, _ := w.(http.Flusher)
+		for len(stream) > 0 {
+			n := bytes.Index(stream, []byte("\n\n")) + 2
+			if n < 2 {
+				n = len(stream)
+			}
+			if _, err := w.Write(stream[:n]); err != nil {
+				return
+			}
+			stream = stream[n:]
+			if flusher != nil {
+				flusher.Flush()
+			}
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(turn.Delay):
 			}
 		}
 		return
