@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"iter"
@@ -164,7 +165,7 @@ func chatMessages(prefix, system string, entries []transcript.Entry) []oa.ChatCo
 			open()
 			asst.ToolCalls = append(asst.ToolCalls, oa.ChatCompletionMessageToolCallUnionParam{
 				OfFunction: &oa.ChatCompletionMessageFunctionToolCallParam{ID: e.CallID,
-					Function: oa.ChatCompletionMessageFunctionToolCallFunctionParam{Name: e.Name, Arguments: string(argsOrEmpty(e.Args))}}})
+					Function: oa.ChatCompletionMessageFunctionToolCallFunctionParam{Name: e.Name, Arguments: argsText(e.Args)}}})
 		case transcript.TypeToolResult:
 			flush()
 			msgs = append(msgs, oa.ToolMessage(resultText(e), e.CallID))
@@ -181,11 +182,20 @@ func chatMessages(prefix, system string, entries []transcript.Entry) []oa.ChatCo
 	return msgs
 }
 
-func argsOrEmpty(a []byte) []byte {
+// argsText is a call's arguments as the API carries them (a JSON text). Invalid
+// model output was stored as a JSON string (validArgs); it is replayed as the
+// model wrote it.
+func argsText(a []byte) string {
 	if len(a) == 0 {
-		return []byte(`{}`)
+		return "{}"
 	}
-	return a
+	if a[0] == '"' {
+		var s string
+		if json.Unmarshal(a, &s) == nil {
+			return s
+		}
+	}
+	return string(a)
 }
 
 // resultText is a tool result as text; Chat tool messages carry no images, so

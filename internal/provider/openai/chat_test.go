@@ -556,3 +556,19 @@ func TestChatCancelWhileStreaming(t *testing.T) {
 		t.Fatalf("err %v after %v (%d deltas)", gotErr, time.Since(start), texts)
 	}
 }
+
+func TestArgsRoundTrip(t *testing.T) {
+	for _, raw := range []string{`{"a":1}`, `{"a":`, ``, `not json`} {
+		stored := validArgs(raw)
+		if !json.Valid(stored) {
+			t.Fatalf("stored %q is not JSON", stored)
+		}
+		want := raw
+		if strings.TrimSpace(raw) == "" {
+			want = "{}"
+		}
+		if got := argsText(stored); got != want {
+			t.Errorf("replayed %q, want %q", got, want)
+		}
+	}
+}

@@ -154,7 +154,7 @@ func responseItems(prefix string, entries []transcript.Entry) responses.Response
 			items = append(items, responses.ResponseInputItemUnionParam{OfReasoning: ri})
 		case transcript.TypeToolCall:
 			items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCall: &responses.ResponseFunctionToolCallParam{
-				CallID: e.CallID, Name: e.Name, Arguments: string(argsOrEmpty(e.Args))}})
+				CallID: e.CallID, Name: e.Name, Arguments: argsText(e.Args)}})
 		case transcript.TypeToolResult:
 			items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
 				CallID: oa.String(e.CallID), Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: oa.String(resultText(e))}}})
