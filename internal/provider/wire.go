@@ -281,3 +281,17 @@ func NotStream(prefix string, resp *http.Response, secrets ...string) error {
 	return &HTTPError{Provider: prefix, Status: resp.StatusCode,
 		Message: Redact("the server replied with JSON instead of an event stream (does it support streaming?): "+ServerMessage(body), secrets...)}
 }
+
+// ParseHeaders reads extra request headers from a variable such as
+// OPENAI_CUSTOM_HEADERS: one "Name: value" per line (gateways that need their
+// own headers). Malformed lines are skipped.
+func ParseHeaders(v string) http.Header {
+	h := http.Header{}
+	for _, line := range strings.Split(v, "\n") {
+		name, value, ok := strings.Cut(line, ":")
+		if name = strings.TrimSpace(name); ok && name != "" {
+			h.Add(name, strings.TrimSpace(value))
+		}
+	}
+	return h
+}

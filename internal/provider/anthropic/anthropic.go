@@ -54,6 +54,9 @@ type Config struct {
 	MaxTokens     int
 	// Thinking: "" (off), "adaptive", or a budget in tokens ("16000").
 	Thinking string
+	// Headers are sent with every request (ANTHROPIC_CUSTOM_HEADERS), e.g. an
+	// anthropic-beta flag or a gateway's own header.
+	Headers http.Header
 }
 
 // Factory builds the "anthropic:" provider from ANTHROPIC_API_KEY (or
@@ -71,6 +74,7 @@ func Factory(_ context.Context, model string, env provider.Env) (provider.Provid
 		AuthToken:  get("ANTHROPIC_AUTH_TOKEN"),
 		HTTPClient: env.HTTPClient,
 		Thinking:   get("LOVIA_THINKING_BUDGET"),
+		Headers:    provider.ParseHeaders(get("ANTHROPIC_CUSTOM_HEADERS")),
 	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
@@ -120,6 +124,11 @@ func New(model string, cfg Config) *Provider {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	case cfg.AuthToken != "":
 		opts = append(opts, option.WithAuthToken(cfg.AuthToken))
+	}
+	for k, vs := range cfg.Headers {
+		for _, v := range vs {
+			opts = append(opts, option.WithHeaderAdd(k, v))
+		}
 	}
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = DefaultMaxTokens

@@ -145,7 +145,7 @@ func TestFailures(t *testing.T) {
 
 func TestRequestShape(t *testing.T) {
 	srv := pt.NewAnthropicServer(t, pt.Turn{Text: "done"})
-	p := newFor(t, srv, "LOVIA_THINKING_BUDGET", "2000")
+	p := newFor(t, srv, "LOVIA_THINKING_BUDGET", "2000", "ANTHROPIC_CUSTOM_HEADERS", "anthropic-beta: interleaved-thinking-2025-05-14")
 	schema := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`)
 	entries := []transcript.Entry{
 		transcript.UserInput("read a and b"),                                                                       // 0
@@ -166,6 +166,9 @@ func TestRequestShape(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 	got := srv.Requests()[0]
+	if got.Header.Get("Anthropic-Beta") != "interleaved-thinking-2025-05-14" {
+		t.Errorf("custom header missing: %v", got.Header)
+	}
 	if got.Header.Get("Authorization") != "Bearer "+pt.APIKey || got.Header.Get("Anthropic-Version") == "" || got.Path != "/v1/messages" {
 		t.Errorf("headers %v path %s", got.Header, got.Path)
 	}

@@ -572,3 +572,24 @@ func TestArgsRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestChatOrgProjectHeaders(t *testing.T) {
+	srv := pt.NewOpenAIServer(t, pt.Turn{Text: "ok"})
+	vars := srv.EnvVars()
+	vars["OPENAI_ORG_ID"], vars["OPENAI_PROJECT_ID"] = "org-1", "proj-2"
+	vars["OPENAI_CUSTOM_HEADERS"] = "HTTP-Referer: https://lovia.dev\nX-Title: lovia\nbroken line"
+	env := srv.Env()
+	env.Getenv = func(k string) string { return vars[k] }
+	p, err := ChatFactory(context.Background(), "gpt-4.1", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := pt.Collect(context.Background(), p, userReq("hi")); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	h := srv.Requests()[0].Header
+	if h.Get("OpenAI-Organization") != "org-1" || h.Get("OpenAI-Project") != "proj-2" ||
+		h.Get("HTTP-Referer") != "https://lovia.dev" || h.Get("X-Title") != "lovia" {
+		t.Errorf("headers %v", h)
+	}
+}

@@ -53,6 +53,11 @@ type Config struct {
 	// ReasoningEffort ("low", "medium", "high"; "" = model default) for reasoning
 	// models on the Responses API.
 	ReasoningEffort string
+	// Organization and Project select an OpenAI organization/project
+	// (OPENAI_ORG_ID, OPENAI_PROJECT_ID); Headers are sent with every request
+	// (OPENAI_CUSTOM_HEADERS).
+	Organization, Project string
+	Headers               http.Header
 }
 
 func (c Config) options() []option.RequestOption {
@@ -65,6 +70,17 @@ func (c Config) options() []option.RequestOption {
 	}
 	if c.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(c.APIKey))
+	}
+	if c.Organization != "" {
+		opts = append(opts, option.WithOrganization(c.Organization))
+	}
+	if c.Project != "" {
+		opts = append(opts, option.WithProject(c.Project))
+	}
+	for k, vs := range c.Headers {
+		for _, v := range vs {
+			opts = append(opts, option.WithHeaderAdd(k, v))
+		}
 	}
 	return opts
 }
@@ -91,6 +107,10 @@ func configFromEnv(prefix, model string, env provider.Env) (Config, error) {
 		KeyVar:     "OPENAI_API_KEY",
 		BaseVar:    "OPENAI_BASE_URL",
 		HTTPClient: env.HTTPClient,
+
+		Organization: getenv(env, "OPENAI_ORG_ID"),
+		Project:      getenv(env, "OPENAI_PROJECT_ID"),
+		Headers:      provider.ParseHeaders(getenv(env, "OPENAI_CUSTOM_HEADERS")),
 	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
