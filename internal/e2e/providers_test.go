@@ -1,0 +1,417 @@
+package e2e
+
+// Issue 3 end to end: the built binary against fake servers speaking each real wire
+// format (internal/provider/providertest). The tests read the exact requests the
+// server received, the events lovia printed, and every file the run left behind.
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lovia-dev/lovia/internal/provider/providertest"
+	"github.com/lovia-dev/lovia/internal/usage"
+)
+
+// provKind is one wire format under test.
+type provKind struct {
+	name  string // the --model prefix
+	model string
+	serve func(testing.TB, ...providertest.Turn) *providertest.Server
+	env   []string // extra variables
+	// check asserts the shape of the two requests of the session test.
+	check func(t *testing.T, first, second map[string]any)
+}
+
+var provKinds = []provKind{
+	{name: "openai", model: "test-model", serve: providertest.NewOpenAIServer, check: checkChatRequests},
+	// A reasoning model, so the adapter asks for encrypted reasoning to replay.
+	{name: "openai-responses", model: "gpt-5-mini", serve: providertest.NewResponsesServer, check: checkResponsesRequests},
+	{name: "anthropic", model: "claude-sonnet-4-5", serve: providertest.NewAnthropicServer,
+		env: []string{"LOVIA_THINKING_BUDGET=16000"}, check: checkAnthropicRequests},
+}
+
+// The session every provider runs: turn 1 reasons, says something and calls two
+// tools; turn 2 answers.
+const (
+	provPrompt    = "read notes.txt and say hi from the shell"
+	provNotes     = "the notes are here: canary-notes-4711\n"
+	provThinking1 = "I should read the notes and run echo."
+	provSig1      = "sig-opaque-1/abc=="
+	provAnswer    = "The notes mention canary-notes-4711 and the shell said hi."
+)
+
+func provSessionTurns() []providertest.Turn {
+	return []providertest.Turn{
+		{Reasoning: provThinking1, Signature: provSig1, Text: "Let me look.",
+			Calls: []providertest.Call{
+				{ID: "call_read_1", Name: "read_file", Args: `{"path":"notes.txt"}`},
+				{ID: "call_shell_1", Name: "shell", Args: `{"command":"echo hi"}`},
+			},
+			Usage: usage.Usage{InputTokens: 3000, OutputTokens: 60, CacheWriteTokens: 2800}},
+		{Reasoning: "Both tools answered.", Signature: "sig-opaque-2", Text: provAnswer,
+			Usage: usage.Usage{InputTokens: 3200, OutputTokens: 25, CachedInputTokens: 2800}},
+	}
+}
+
+func TestProviderSessions(t *testing.T) {
+	for _, k := range provKinds {
+		t.Run(k.name, func(t *testing.T) {
+			srv := k.serve(t, provSessionTurns()...)
+			e := provEnv(t, srv)
+			e.vars = append(e.vars, k.env...)
+			e.write("notes.txt", provNotes)
+			p := provRun(e, 60*time.Second, "run", "-v", "--model", k.name+":"+k.model, "--output", "stream-json",
+				"--approve", "all", "--policy", "trusted", "-C", e.dir, provPrompt)
+			if p.code != 0 {
+				t.Fatalf("exit %d\nstderr: %s\nstdout: %s", p.code, p.stderr, provTail(p.stdout, 3000))
+			}
+			done := p.terminal(t, "run_completed")
+			if got := provStr(done["final_output"]); got != provAnswer {
+				t.Errorf("final_output %q, want %q", got, provAnswer)
+			}
+			// Usage reaches the run totals from each wire format (cached tokens too).
+			var u usage.Usage
+			raw, _ := json.Marshal(done["usage"])
+			_ = json.Unmarshal(raw, &u)
+			if u.InputTokens != 6200 || u.OutputTokens != 85 || u.CachedInputTokens != 2800 {
+				t.Errorf("run usage %+v, want input 6200 output 85 cached 2800", u)
+			}
+			outputs := map[string]string{}
+			for _, ev := range p.ofType("tool_call_completed") {
+				outputs[provStr(ev["call_id"])] = provStr(ev["output"])
+			}
+			if !strings.Contains(outputs["call_read_1"], "canary-notes-4711") || !strings.HasPrefix(outputs["call_shell_1"], "hi\n") {
+				t.Errorf("tool outputs %q", outputs)
+			}
+			if n := len(p.ofType("tool_call_failed")); n != 0 {
+				t.Errorf("%d tool calls failed", n)
+			}
+
+			reqs := srv.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("the server got %d requests, want 2", len(reqs))
+			}
+			for _, r := range reqs {
+				provCheckKey(t, k.name, r)
+			}
+			first, second := provBody(t, reqs[0]), provBody(t, reqs[1])
+			for i, b := range []map[string]any{first, second} {
+				if b["model"] != k.model || b["stream"] != true {
+					t.Errorf("request %d: model %v stream %v, want %s streaming", i+1, b["model"], b["stream"], k.model)
+				}
+				provCheckTools(t, k.name, b)
+			}
+			k.check(t, first, second)
+
+			if leaks := secretLeaks(t, e, "canary-notes-4711", map[string]string{"stdout": p.stdout, "stderr": p.stderr}); len(leaks) > 0 {
+				t.Errorf("the API key leaked into %v", leaks)
+			}
+		})
+	}
+}
+
+// provCheckKey: the key reaches the server in the header its API reads.
+func provCheckKey(t *testing.T, kind string, r providertest.Request) {
+	t.Helper()
+	bearer := r.Header.Get("Authorization") == "Bearer "+providertest.APIKey
+	if kind == providertest.KindAnthropic {
+		// anthropic-sdk-go v2 sends the key as a bearer token; x-api-key is the
+		// older form. Either is the key, verbatim, and nothing else carries it.
+		if !bearer && r.Header.Get("X-Api-Key") != providertest.APIKey {
+			t.Errorf("anthropic request: key in neither Authorization nor X-Api-Key: %v", r.Header)
+		}
+		if r.Header.Get("Anthropic-Version") == "" {
+			t.Errorf("anthropic request without anthropic-version")
+		}
+		return
+	}
+	if !bearer {
+		t.Errorf("%s request: Authorization %q, want the bearer key", kind, r.Header.Get("Authorization"))
+	}
+}
+
+// provCheckTools: the workspace tools are declared with their JSON Schemas.
+func provCheckTools(t *testing.T, kind string, b map[string]any) {
+	t.Helper()
+	names := map[string]map[string]any{}
+	for _, tl := range provList(b, "tools") {
+		name, schema := provStr(tl["name"]), tl["parameters"]
+		switch kind {
+		case providertest.KindOpenAI:
+			fn, _ := tl["function"].(map[string]any)
+			if tl["type"] != "function" || fn == nil {
+				t.Errorf("chat tool %v is not a function tool", tl)
+				continue
+			}
+			name, schema = provStr(fn["name"]), fn["parameters"]
+		case providertest.KindResponses:
+			if tl["type"] != "function" {
+				t.Errorf("responses tool %v is not a function tool", tl)
+			}
+		case providertest.KindAnthropic:
+			schema = tl["input_schema"]
+		}
+		s, _ := schema.(map[string]any)
+		names[name] = s
+	}
+	for tool, arg := range map[string]string{"read_file": "path", "shell": "command", "write_file": "content"} {
+		s := names[tool]
+		props, _ := s["properties"].(map[string]any)
+		if s["type"] != "object" || props[arg] == nil {
+			t.Errorf("tool %s missing or without its %q argument in the schema: %v (tools: %d)", tool, arg, s, len(names))
+		}
+	}
+}
+
+// provRoles summarizes a chat message list as roles.
+func provRoles(msgs []map[string]any) []string {
+	var out []string
+	for _, m := range msgs {
+		out = append(out, provStr(m["role"]))
+	}
+	return out
+}
+
+func checkChatRequests(t *testing.T, first, second map[string]any) {
+	m1, m2 := provList(first, "messages"), provList(second, "messages")
+	if got := provRoles(m1); !slices.Equal(got, []string{"system", "user"}) {
+		t.Fatalf("request 1 roles %v, want [system user]", got)
+	}
+	if !strings.Contains(provStr(m1[0]["content"]), "lovia") || provStr(m1[1]["content"]) != provPrompt {
+		t.Errorf("request 1: system %.80q user %q", provStr(m1[0]["content"]), m1[1]["content"])
+	}
+	if so, _ := first["stream_options"].(map[string]any); so["include_usage"] != true {
+		t.Errorf("stream_options %v, want include_usage", first["stream_options"])
+	}
+	if got := provRoles(m2); !slices.Equal(got, []string{"system", "user", "assistant", "tool", "tool"}) {
+		t.Fatalf("request 2 roles %v", got)
+	}
+	if !reflect.DeepEqual(m1, m2[:2]) {
+		t.Errorf("request 2 does not start with request 1's messages")
+	}
+	asst := m2[2]
+	if provStr(asst["content"]) != "Let me look." {
+		t.Errorf("assistant content %q", asst["content"])
+	}
+	calls := map[string]string{}
+	for _, c := range provList(asst, "tool_calls") {
+		fn, _ := c["function"].(map[string]any)
+		calls[provStr(c["id"])] = provStr(fn["name"]) + " " + provStr(fn["arguments"])
+	}
+	want := map[string]string{"call_read_1": `read_file {"path":"notes.txt"}`, "call_shell_1": `shell {"command":"echo hi"}`}
+	if !reflect.DeepEqual(calls, want) {
+		t.Errorf("assistant tool_calls %v, want %v", calls, want)
+	}
+	results := map[string]string{}
+	for _, m := range m2[3:] {
+		results[provStr(m["tool_call_id"])] = provStr(m["content"])
+	}
+	provCheckResults(t, results)
+	t.Logf("chat: assistant reasoning_content replayed as %q", asst["reasoning_content"])
+}
+
+// provCheckResults: one result per call id, each the output of that call.
+func provCheckResults(t *testing.T, results map[string]string) {
+	t.Helper()
+	if len(results) != 2 || !strings.Contains(results["call_read_1"], "canary-notes-4711") || !strings.HasPrefix(results["call_shell_1"], "hi\n") {
+		t.Errorf("tool results by call id: %q", results)
+	}
+}
+
+func provItemTypes(items []map[string]any) []string {
+	var out []string
+	for _, it := range items {
+		typ := provStr(it["type"])
+		if typ == "" || typ == "message" {
+			typ = "message:" + provStr(it["role"])
+		}
+		out = append(out, typ)
+	}
+	return out
+}
+
+func checkResponsesRequests(t *testing.T, first, second map[string]any) {
+	if !strings.Contains(provStr(first["instructions"]), "lovia") || first["instructions"] != second["instructions"] {
+		t.Errorf("instructions %.80q / %.80q: want the same system prompt on both", first["instructions"], second["instructions"])
+	}
+	if first["store"] != false {
+		t.Errorf("store %v, want false (stateless replay)", first["store"])
+	}
+	if inc, _ := first["include"].([]any); !slices.Contains(inc, any("reasoning.encrypted_content")) {
+		t.Errorf("include %v lacks reasoning.encrypted_content: reasoning could not be replayed with store=false", first["include"])
+	}
+	in1, in2 := provList(first, "input"), provList(second, "input")
+	if got := provItemTypes(in1); !slices.Equal(got, []string{"message:user"}) || provStr(in1[0]["content"]) != provPrompt {
+		t.Fatalf("request 1 input %v", in1)
+	}
+	want := []string{"message:user", "reasoning", "message:assistant", "function_call", "function_call", "function_call_output", "function_call_output"}
+	if got := provItemTypes(in2); !slices.Equal(got, want) {
+		t.Fatalf("request 2 input types %v, want %v", got, want)
+	}
+	if !reflect.DeepEqual(in1, in2[:1]) {
+		t.Errorf("request 2 does not start with request 1's input")
+	}
+	rs := in2[1]
+	var summary []string
+	for _, s := range provList(rs, "summary") {
+		summary = append(summary, provStr(s["text"]))
+	}
+	if rs["encrypted_content"] != provSig1 || !slices.Equal(summary, []string{provThinking1}) {
+		t.Errorf("reasoning item not replayed: %v", rs)
+	}
+	calls := map[string]string{}
+	for _, it := range in2[3:5] {
+		calls[provStr(it["call_id"])] = provStr(it["name"]) + " " + provStr(it["arguments"])
+	}
+	if !reflect.DeepEqual(calls, map[string]string{"call_read_1": `read_file {"path":"notes.txt"}`, "call_shell_1": `shell {"command":"echo hi"}`}) {
+		t.Errorf("function calls %v", calls)
+	}
+	results := map[string]string{}
+	for _, it := range in2[5:] {
+		results[provStr(it["call_id"])] = provStr(it["output"])
+	}
+	provCheckResults(t, results)
+}
+
+// provBlocks returns a message's content blocks (a string is one text block).
+func provBlocks(m map[string]any) []map[string]any {
+	if s, ok := m["content"].(string); ok {
+		return []map[string]any{{"type": "text", "text": s}}
+	}
+	return provList(m, "content")
+}
+
+// provCacheMarks lists where cache_control breakpoints are: "system", "tools[i]",
+// "messages[i].j".
+func provCacheMarks(b map[string]any) []string {
+	var out []string
+	for i, s := range provList(b, "system") {
+		if s["cache_control"] != nil {
+			out = append(out, fmt.Sprintf("system[%d]", i))
+		}
+	}
+	for i, tl := range provList(b, "tools") {
+		if tl["cache_control"] != nil {
+			out = append(out, fmt.Sprintf("tools[%d]", i))
+		}
+	}
+	for i, m := range provList(b, "messages") {
+		for j, blk := range provBlocks(m) {
+			if blk["cache_control"] != nil {
+				out = append(out, fmt.Sprintf("messages[%d].%d", i, j))
+			}
+		}
+	}
+	return out
+}
+
+// provNoCache drops cache_control keys (they move as the prefix grows and are not
+// part of what the model reads).
+func provNoCache(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, val := range x {
+			if k != "cache_control" {
+				out[k] = provNoCache(val)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, val := range x {
+			out[i] = provNoCache(val)
+		}
+		return out
+	}
+	return v
+}
+
+func checkAnthropicRequests(t *testing.T, first, second map[string]any) {
+	for i, b := range []map[string]any{first, second} {
+		sys := provList(b, "system")
+		var text strings.Builder
+		for _, s := range sys {
+			text.WriteString(provStr(s["text"]))
+		}
+		if !strings.Contains(text.String(), "lovia") {
+			t.Errorf("request %d: no system prompt: %v", i+1, b["system"])
+		}
+		th, _ := b["thinking"].(map[string]any)
+		if th["type"] != "enabled" || th["budget_tokens"] != float64(16000) {
+			t.Errorf("request %d: thinking %v, want enabled with budget 16000 (LOVIA_THINKING_BUDGET)", i+1, b["thinking"])
+		}
+		if mt, _ := b["max_tokens"].(float64); mt <= 16000 {
+			t.Errorf("request %d: max_tokens %v must exceed the thinking budget", i+1, b["max_tokens"])
+		}
+		marks := provCacheMarks(b)
+		tools := provList(b, "tools")
+		if !slices.Contains(marks, fmt.Sprintf("system[%d]", len(sys)-1)) || !slices.Contains(marks, fmt.Sprintf("tools[%d]", len(tools)-1)) {
+			t.Errorf("request %d: cache breakpoints %v, want the last system block and the last tool", i+1, marks)
+		}
+		if len(marks) > 4 {
+			t.Errorf("request %d: %d cache breakpoints; the API allows 4", i+1, len(marks))
+		}
+	}
+	m1, m2 := provList(first, "messages"), provList(second, "messages")
+	if got := provRoles(m1); !slices.Equal(got, []string{"user"}) {
+		t.Fatalf("request 1 roles %v", got)
+	}
+	if got := provRoles(m2); !slices.Equal(got, []string{"user", "assistant", "user"}) {
+		t.Fatalf("request 2 roles %v, want [user assistant user]", got)
+	}
+	if !reflect.DeepEqual(provNoCache(first["messages"]), provNoCache(second["messages"].([]any)[:1])) {
+		t.Errorf("request 2 does not start with request 1's messages")
+	}
+	// The stable prefix (what request 1 sent) ends with a breakpoint in request 2.
+	var inPrefix bool
+	for _, m := range provCacheMarks(second) {
+		var i, j int
+		if _, err := fmt.Sscanf(m, "messages[%d].%d", &i, &j); err == nil && i < len(m1) {
+			inPrefix = true
+		}
+	}
+	if !inPrefix {
+		t.Errorf("request 2: cache breakpoints %v, want one at the end of the stable prefix (messages[0])", provCacheMarks(second))
+	}
+	var types []string
+	blocks := provBlocks(m2[1])
+	for _, blk := range blocks {
+		types = append(types, provStr(blk["type"]))
+	}
+	if !slices.Equal(types, []string{"thinking", "text", "tool_use", "tool_use"}) {
+		t.Fatalf("assistant blocks %v, want [thinking text tool_use tool_use]", types)
+	}
+	if blocks[0]["signature"] != provSig1 || blocks[0]["thinking"] != provThinking1 {
+		t.Errorf("thinking not replayed with its signature: %v", blocks[0])
+	}
+	calls := map[string]string{}
+	for _, blk := range blocks[2:] {
+		args, _ := json.Marshal(blk["input"])
+		calls[provStr(blk["id"])] = provStr(blk["name"]) + " " + string(args)
+	}
+	if !reflect.DeepEqual(calls, map[string]string{"call_read_1": `read_file {"path":"notes.txt"}`, "call_shell_1": `shell {"command":"echo hi"}`}) {
+		t.Errorf("tool_use blocks %v", calls)
+	}
+	results := map[string]string{}
+	for _, blk := range provBlocks(m2[2]) {
+		if blk["type"] != "tool_result" {
+			t.Errorf("user turn after tool use holds a %v block", blk["type"])
+			continue
+		}
+		var text strings.Builder
+		if s, ok := blk["content"].(string); ok {
+			text.WriteString(s)
+		}
+		for _, c := range provList(blk, "content") {
+			text.WriteString(provStr(c["text"]))
+		}
+		results[provStr(blk["tool_use_id"])] = text.String()
+	}
+	provCheckResults(t, results)
+}
