@@ -246,8 +246,10 @@ func inputSchema(raw json.RawMessage) sdk.ToolInputSchemaParam {
 // messages maps the view to alternating user/assistant messages: consecutive
 // assistant entries form one assistant message (thinking first, as the API
 // requires), tool results go in the next user message right after their calls
-// (PairedView), followed by any user text. A cache breakpoint goes on the last
-// cacheable block that lies wholly inside the stable prefix.
+// (PairedView), followed by any user text. Cache breakpoints go on the last
+// cacheable block wholly inside the stable prefix (read from the cache) and on
+// the last cacheable block of all (written, so the next call's stable prefix,
+// which ends about here, is a cache hit).
 func messages(entries []transcript.Entry, stablePrefix int) []sdk.MessageParam {
 	view, orig := provider.PairedView(entries)
 	var (
@@ -256,6 +258,7 @@ func messages(entries []transcript.Entry, stablePrefix int) []sdk.MessageParam {
 		role   string
 		// mark is the breakpoint candidate: message and block index.
 		markMsg, markBlock = -1, -1
+		lastMsg, lastBlock = -1, -1
 		maxOrig            = -1
 	)
 	flush := func() {
@@ -276,8 +279,11 @@ func messages(entries []transcript.Entry, stablePrefix int) []sdk.MessageParam {
 		}
 		blocks = append(blocks, b)
 		maxOrig = max(maxOrig, from)
-		if maxOrig < stablePrefix && cacheable(b) {
-			markMsg, markBlock = len(msgs), len(blocks)-1
+		if cacheable(b) {
+			lastMsg, lastBlock = len(msgs), len(blocks)-1
+			if maxOrig < stablePrefix {
+				markMsg, markBlock = lastMsg, lastBlock
+			}
 		}
 	}
 	for i, e := range view {
@@ -334,6 +340,9 @@ func messages(entries []transcript.Entry, stablePrefix int) []sdk.MessageParam {
 	flush()
 	if markMsg >= 0 {
 		setCache(msgs[markMsg], markBlock)
+	}
+	if lastMsg >= 0 && (lastMsg != markMsg || lastBlock != markBlock) {
+		setCache(msgs[lastMsg], lastBlock)
 	}
 	return msgs
 }

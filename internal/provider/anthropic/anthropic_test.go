@@ -201,14 +201,14 @@ func TestRequestShape(t *testing.T) {
 		{"role":"user","content":[
 			{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":[{"type":"text","text":"missing"}]},
 			{"type":"tool_result","tool_use_id":"t2","content":[{"type":"text","text":"B"}],"cache_control":{"type":"ephemeral"}},
-			{"type":"text","text":"and c?"}]}]`
+			{"type":"text","text":"and c?","cache_control":{"type":"ephemeral"}}]}]`
 	if !jsonEqual(t, msgs, want) {
 		t.Errorf("messages\n got %s\nwant %s", msgs, want)
 	}
 }
 
 // The stable-prefix breakpoint skips blocks that cannot carry cache_control
-// (thinking) and never lands past the prefix.
+// (thinking) and never lands past the prefix; the last block always gets one.
 func TestCacheBreakpoint(t *testing.T) {
 	entries := []transcript.Entry{
 		transcript.UserInput("one"),
@@ -232,7 +232,8 @@ func TestCacheBreakpoint(t *testing.T) {
 		}
 		return marks
 	}
-	for prefix, want := range map[int][]string{0: nil, 1: {"text:one"}, 2: {"text:one"}, 3: {"text:two"}, 4: {"text:three"}, 10: {"text:three"}} {
+	for prefix, want := range map[int][]string{0: {"text:three"}, 1: {"text:one", "text:three"}, 2: {"text:one", "text:three"},
+		3: {"text:two", "text:three"}, 4: {"text:three"}, 10: {"text:three"}} {
 		if got := count(prefix); !reflect.DeepEqual(got, want) {
 			t.Errorf("StablePrefix %d: marks %v, want %v", prefix, got, want)
 		}
