@@ -134,6 +134,7 @@ type Model struct {
 	lastContext   int
 	todos         json.RawMessage
 	interrupted   string // last interrupted run id
+	pendingPrompt string // initial prompt waiting for the history to print
 	pendingCompac bool
 
 	// live run
@@ -246,10 +247,12 @@ func (m *Model) Init() tea.Cmd {
 	if m.cfg.Color && !m.cfg.ThemeFixed {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
+	p := strings.TrimSpace(m.cfg.Prompt)
 	if m.cfg.ShowHistory && m.sessionID != "" {
+		// The history prints first; an initial prompt follows it (onHistory).
+		m.pendingPrompt = p
 		cmds = append(cmds, m.loadHistory(m.sessionID))
-	}
-	if p := strings.TrimSpace(m.cfg.Prompt); p != "" {
+	} else if p != "" {
 		cmds = append(cmds, m.submit(p))
 	}
 	cmds = append(cmds, m.flush())
@@ -1209,9 +1212,18 @@ func (m *Model) loadHistory(id string) tea.Cmd {
 const historyShown = 200
 
 func (m *Model) onHistory(msg historyMsg) tea.Cmd {
+	m.printHistory(msg)
+	if p := m.pendingPrompt; p != "" {
+		m.pendingPrompt = ""
+		return m.submit(p)
+	}
+	return nil
+}
+
+func (m *Model) printHistory(msg historyMsg) {
 	if msg.err != nil {
 		m.emitError(msg.err)
-		return nil
+		return
 	}
 	m.emit('n', m.theme.Dim.Render(rule("session "+msg.id, m.width)))
 	entries := msg.entries
@@ -1253,7 +1265,6 @@ func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 			m.emit('t', renderTool(m.theme, c, m.width))
 		}
 	}
-	return nil
 }
 
 // ---- editor ----

@@ -1,12 +1,14 @@
 package tui
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/event"
@@ -464,5 +466,24 @@ func TestIdleSchedulesNothing(t *testing.T) {
 	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
 	if ticks != n {
 		t.Fatal("tick loop continued after the run ended")
+	}
+}
+
+func TestContinueWithPromptPrintsHistoryFirst(t *testing.T) {
+	b := &fakeBackend{history: map[string][]transcript.Entry{"s1": {transcript.UserInput("earlier question"), transcript.AssistantText("earlier answer")}}}
+	var printed strings.Builder
+	m := NewModel(context.Background(), Config{Backend: b, Model: "script:x", SessionID: "s1", ShowHistory: true, Prompt: "follow-up"})
+	m.print = func(s string) tea.Cmd { printed.WriteString(s + "\n"); return nil }
+	m.wait = func(Handle) tea.Cmd { return nil }
+	m.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
+	h := &harness{t: t, m: m, b: b}
+	h.exec(m.Init())
+	sb := ansi.Strip(printed.String())
+	i, j := strings.Index(sb, "earlier answer"), strings.Index(sb, "› follow-up")
+	if i < 0 || j < 0 || i > j {
+		t.Fatalf("history must precede the new prompt:\n%s", sb)
+	}
+	if len(b.reqs) != 1 || b.reqs[0].SessionID != "s1" || b.reqs[0].Prompt != "follow-up" {
+		t.Fatalf("requests = %+v", b.reqs)
 	}
 }
