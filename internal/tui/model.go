@@ -135,7 +135,7 @@ type Model struct {
 	todos         json.RawMessage
 	interrupted   string // last interrupted run id
 	pendingPrompt string // initial prompt waiting for the history to print
-	pendingCompac bool
+	pendingCompact bool
 
 	// live run
 	run            Handle
@@ -648,9 +648,9 @@ func (m *Model) onRunStarted(msg runStartedMsg) tea.Cmd {
 			m.queued[i].pushed = true
 		}
 	}
-	if m.pendingCompac {
+	if m.pendingCompact {
 		m.run.Compact()
-		m.pendingCompac = false
+		m.pendingCompact = false
 	}
 	return m.wait(m.run)
 }
@@ -1074,7 +1074,7 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 			m.run.Compact()
 			m.notice = "context will be compacted at the next turn"
 		} else {
-			m.pendingCompac = true
+			m.pendingCompact = true
 			m.notice = "context will be compacted at the start of the next run"
 		}
 		return nil, true
