@@ -126,15 +126,15 @@ type Model struct {
 	editor    string
 
 	// session
-	sessionID     string
-	model         string
-	usage         usage.Usage // finished runs of this TUI session
-	runUsage      usage.Usage // the live run's totals
-	turn          int
-	lastContext   int
-	todos         json.RawMessage
-	interrupted   string // last interrupted run id
-	pendingPrompt string // initial prompt waiting for the history to print
+	sessionID      string
+	model          string
+	usage          usage.Usage // finished runs of this TUI session
+	runUsage       usage.Usage // the live run's totals
+	turn           int
+	lastContext    int
+	todos          json.RawMessage
+	interrupted    string // last interrupted run id
+	pendingPrompt  string // initial prompt waiting for the history to print
 	pendingCompact bool
 
 	// live run
