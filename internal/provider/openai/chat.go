@@ -50,7 +50,7 @@ func (c *Chat) Stream(ctx context.Context, req provider.Request) iter.Seq2[provi
 			return
 		}
 		// The client's Stream decodes into typed chunks; we read the same body
-		// with gjson instead (see the package comment).
+		// with our own decoder instead (see the package comment).
 		defer resp.Body.Close()
 		if err := provider.NotStream(c.cfg.Provider, resp, c.cfg.APIKey); err != nil {
 			yield(provider.Delta{}, err)
