@@ -230,6 +230,11 @@ func StatusError(f Failure) error {
 		}
 		return he
 	}
+	if strings.Contains(f.Code, "insufficient_quota") || strings.Contains(f.Code, "billing") {
+		// Waiting does not fix an empty account: no retry (no HTTPError in the chain).
+		return errs.New(errs.KindProvider, fmt.Sprintf("%s: the account has no quota or credit left: %s", f.Provider, f.Message),
+			"check the plan and billing of the account behind "+f.KeyVar)
+	}
 	switch f.Status {
 	case 401, 403:
 		what := "the server refused the request"

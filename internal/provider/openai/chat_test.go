@@ -184,6 +184,12 @@ func TestChatStreamFailures(t *testing.T) {
 				t.Errorf("got %#v", err)
 			}
 		}},
+		{"quota", pt.Turn{Status: 429, Code: "insufficient_quota", Message: "You exceeded your current quota, please check your plan and billing details."}, func(t *testing.T, err error) {
+			var he *provider.HTTPError
+			if errors.As(err, &he) || errs.KindOf(err) != errs.KindProvider || !strings.Contains(errs.HintOf(err), "OPENAI_API_KEY") {
+				t.Errorf("got %v (hint %q)", err, errs.HintOf(err))
+			}
+		}},
 		{"forbidden", pt.Turn{Status: 403, Message: "Project does not have access"}, func(t *testing.T, err error) {
 			if errs.KindOf(err) != errs.KindAuth {
 				t.Errorf("got %v", err)
