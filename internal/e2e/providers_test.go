@@ -415,3 +415,184 @@ func checkAnthropicRequests(t *testing.T, first, second map[string]any) {
 	}
 	provCheckResults(t, results)
 }
+
+// provRunKind runs the standard flags against kind with a prompt; extra flags go
+// before the prompt.
+func provRunKind(e *env, k provKind, extra ...string) provProc {
+	e.t.Helper()
+	args := append([]string{"run", "--model", k.name + ":" + k.model, "--output", "stream-json", "--approve", "all", "--policy", "trusted"}, extra...)
+	return provRun(e, 60*time.Second, append(args, "say hello")...)
+}
+
+// TestProviderRetries: a 429 with retry-after is waited out and retried with the
+// same request, with nothing discarded; a connection cut after some deltas
+// restarts the stream, announced by output_discarded, and the run succeeds with
+// only the second attempt's text.
+func TestProviderRetries(t *testing.T) {
+	for _, k := range provKinds {
+		t.Run(k.name+"/429 retry-after", func(t *testing.T) {
+			t.Parallel()
+			srv := k.serve(t,
+				providertest.Turn{Status: 429, Message: "rate limited for key " + providertest.APIKey, Header: map[string][]string{"Retry-After": {"2"}}},
+				providertest.Turn{Text: "hello after waiting"})
+			front := newTimedServer(t, srv.Config.Handler)
+			e := provEnv(t, srv)
+			pointAt(e, k.name, front.URL)
+			p := provRunKind(e, k, "-v")
+			if p.code != 0 {
+				t.Fatalf("exit %d\nstderr: %s", p.code, p.stderr)
+			}
+			// The retry is logged with the server's message, which quoted the key.
+			if leaks := secretLeaks(t, e, "retrying", map[string]string{"stdout": p.stdout, "stderr": p.stderr}); len(leaks) > 0 {
+				t.Errorf("the API key leaked into %v", leaks)
+			}
+			if got := provStr(p.terminal(t, "run_completed")["final_output"]); got != "hello after waiting" {
+				t.Errorf("final output %q", got)
+			}
+			for _, typ := range []string{"run_failed", "output_discarded", "tool_call_failed"} {
+				if n := len(p.ofType(typ)); n != 0 {
+					t.Errorf("%d %s events", n, typ)
+				}
+			}
+			reqs, at := srv.Requests(), front.arrivals()
+			if len(reqs) != 2 || len(at) != 2 {
+				t.Fatalf("%d requests, want 2", len(reqs))
+			}
+			if string(reqs[0].Body) != string(reqs[1].Body) {
+				t.Errorf("the retry sent a different request")
+			}
+			// The backoff alone is at most 1 s; the server asked for 2.
+			if gap := at[1].Sub(at[0]); gap < 1900*time.Millisecond {
+				t.Errorf("retried after %s; retry-after asked for 2s", gap)
+			}
+		})
+		t.Run(k.name+"/cut mid-stream", func(t *testing.T) {
+			t.Parallel()
+			first := providertest.Turn{Text: "this partial answer must be thrown away entirely"}
+			// Cut two thirds into the encoded stream: past several text deltas.
+			var enc []byte
+			switch k.name {
+			case providertest.KindOpenAI:
+				enc = providertest.OpenAIStream(first, 1)
+			case providertest.KindResponses:
+				enc = providertest.ResponsesStream(first, 1)
+			default:
+				enc = providertest.AnthropicStream(first, 1)
+			}
+			first.CutAfter = len(enc) * 2 / 3
+			srv := k.serve(t, first, providertest.Turn{Text: "the complete second answer"})
+			e := provEnv(t, srv)
+			p := provRunKind(e, k)
+			if p.code != 0 {
+				t.Fatalf("exit %d\nstderr: %s", p.code, p.stderr)
+			}
+			done := p.terminal(t, "run_completed")
+			if got := provStr(done["final_output"]); got != "the complete second answer" {
+				t.Errorf("final output %q", got)
+			}
+			// Deltas, then the discard, then the second attempt's deltas only.
+			var before, after strings.Builder
+			discards := 0
+			for _, ev := range p.events {
+				switch ev["type"] {
+				case "output_discarded":
+					discards++
+					if provStr(ev["text"]) == "" {
+						t.Errorf("output_discarded without a reason")
+					}
+				case "text_delta":
+					if discards == 0 {
+						before.WriteString(provStr(ev["text"]))
+					} else {
+						after.WriteString(provStr(ev["text"]))
+					}
+				}
+			}
+			if discards != 1 || before.Len() == 0 || !strings.HasPrefix(first.Text, before.String()) || after.String() != "the complete second answer" {
+				t.Errorf("discards %d, text before %q, after %q", discards, before.String(), after.String())
+			}
+			if n := len(srv.Requests()); n != 2 {
+				t.Errorf("%d requests, want 2", n)
+			}
+			if msgs := p.ofType("message_completed"); len(msgs) != 1 || provStr(msgs[0]["text"]) != "the complete second answer" {
+				t.Errorf("message_completed events %v", msgs)
+			}
+		})
+	}
+}
+
+// TestProviderErrors: what a user sees when the key is refused or missing, or the
+// provider prefix is wrong; the key never shows.
+func TestProviderErrors(t *testing.T) {
+	for _, k := range provKinds {
+		keyVar := "OPENAI_API_KEY"
+		if k.name == providertest.KindAnthropic {
+			keyVar = "ANTHROPIC_API_KEY"
+		}
+		t.Run(k.name+"/401", func(t *testing.T) {
+			t.Parallel()
+			// A server that echoes the whole key back: lovia must redact it.
+			srv := k.serve(t, providertest.Turn{Status: 401, Message: "Incorrect API key provided: " + providertest.APIKey})
+			e := provEnv(t, srv)
+			p := provRunKind(e, k, "-v")
+			if p.code != 1 {
+				t.Fatalf("exit %d, want 1\nstderr: %s", p.code, p.stderr)
+			}
+			failed := p.terminal(t, "run_failed")
+			if !strings.Contains(p.stderr, keyVar) || !strings.Contains(strings.ToLower(p.stderr), "refused") {
+				t.Errorf("stderr %q should say the key in %s was refused", p.stderr, keyVar)
+			}
+			if errObj, _ := failed["error"].(map[string]any); !strings.Contains(provStr(errObj["message"])+provStr(errObj["hint"]), keyVar) {
+				t.Errorf("run_failed error %v does not name %s", failed["error"], keyVar)
+			}
+			if n := len(srv.Requests()); n != 1 {
+				t.Errorf("%d requests: a refused key must not be retried", n)
+			}
+			if leaks := secretLeaks(t, e, "say hello", map[string]string{"stdout": p.stdout, "stderr": p.stderr}); len(leaks) > 0 {
+				t.Errorf("the API key leaked into %v", leaks)
+			}
+		})
+		t.Run(k.name+"/missing key", func(t *testing.T) {
+			t.Parallel()
+			e := provEnv(t, nil) // no key, default (internet) base URL: nothing may be sent
+			p := provRunKind(e, k)
+			if p.code != 1 {
+				t.Fatalf("exit %d, want 1\nstderr: %s", p.code, p.stderr)
+			}
+			p.terminal(t, "run_failed")
+			if !strings.Contains(p.stderr, keyVar+" is not set") || !strings.Contains(p.stderr, "export "+keyVar+"=") {
+				t.Errorf("stderr %q should name %s and how to set it", p.stderr, keyVar)
+			}
+		})
+	}
+	t.Run("keyless compatible server", func(t *testing.T) {
+		// A local OpenAI-compatible server (llama.cpp, vLLM) needs no key.
+		srv := providertest.NewOpenAIServer(t, providertest.Turn{Text: "local hello"})
+		e := provEnv(t, srv)
+		for i, v := range e.vars {
+			if strings.HasPrefix(v, "OPENAI_API_KEY=") {
+				e.vars = slices.Delete(e.vars, i, i+1)
+				break
+			}
+		}
+		p := provRunKind(e, provKinds[0])
+		if p.code != 0 {
+			t.Fatalf("exit %d\nstderr: %s", p.code, p.stderr)
+		}
+		if reqs := srv.Requests(); len(reqs) != 1 || strings.TrimSpace(strings.TrimPrefix(reqs[0].Header.Get("Authorization"), "Bearer")) != "" {
+			t.Errorf("requests %d, Authorization %q", len(reqs), reqs[0].Header.Get("Authorization"))
+		}
+	})
+	t.Run("unknown provider", func(t *testing.T) {
+		e := provEnv(t, nil)
+		p := provRun(e, 30*time.Second, "run", "--model", "gemini:pro", "--output", "stream-json", "hi")
+		if p.code != 2 {
+			t.Fatalf("exit %d, want 2\nstderr: %s", p.code, p.stderr)
+		}
+		for _, want := range []string{`"gemini"`, "anthropic", "ollama", "openai", "openai-responses", "script"} {
+			if !strings.Contains(p.stderr, want) {
+				t.Errorf("stderr %q lacks %s", p.stderr, want)
+			}
+		}
+	})
+}
