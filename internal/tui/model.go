@@ -135,6 +135,7 @@ type Model struct {
 	todos          json.RawMessage
 	interrupted    string // last interrupted run id
 	pendingPrompt  string // initial prompt waiting for the history to print
+	evTime         time.Time
 	pendingCompact bool
 
 	// live run
@@ -722,6 +723,9 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 }
 
 func (m *Model) handleEvent(ev event.Event) {
+	// Durations come from the events' own clock when they carry one: a burst of
+	// events handled in one Update must not read as "0ms".
+	m.evTime = ev.Time
 	switch ev.Type {
 	case event.RunStarted:
 		if ev.SessionID != "" {
@@ -731,7 +735,7 @@ func (m *Model) handleEvent(ev event.Event) {
 		m.turn = ev.Turn
 	case event.ReasoningDelta:
 		if m.reasoning.Len() == 0 {
-			m.reasoningStart = m.now()
+			m.reasoningStart = m.eventNow()
 		}
 		m.reasoning.WriteString(ev.Text)
 	case event.TextDelta:
@@ -878,11 +882,19 @@ func (m *Model) flushStreamForTool() {
 	m.stream = mdStream{}
 }
 
+// eventNow is the time of the event being handled, or the clock.
+func (m *Model) eventNow() time.Time {
+	if !m.evTime.IsZero() {
+		return m.evTime
+	}
+	return m.now()
+}
+
 func (m *Model) closeReasoning() {
 	if m.reasoning.Len() == 0 {
 		return
 	}
-	m.emit('r', renderReasoning(m.theme, m.reasoning.String(), m.now().Sub(m.reasoningStart), m.width, m.showReasoning))
+	m.emit('r', renderReasoning(m.theme, m.reasoning.String(), m.eventNow().Sub(m.reasoningStart), m.width, m.showReasoning))
 	m.reasoning.Reset()
 }
 
