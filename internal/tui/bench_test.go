@@ -2,7 +2,9 @@ package tui
 
 import (
 	"fmt"
+	"os"
 	"runtime"
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -72,7 +74,15 @@ func TestMemoryAfterLongSession(t *testing.T) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	t.Logf("after 5,000 messages: heap in use %.1f MB, sys %.1f MB", float64(ms.HeapInuse)/1e6, float64(ms.Sys)/1e6)
+	rss := ""
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "VmRSS:") {
+				rss = strings.TrimSpace(strings.TrimPrefix(l, "VmRSS:"))
+			}
+		}
+	}
+	t.Logf("after 5,000 messages: heap in use %.1f MB, sys %.1f MB, process RSS %s", float64(ms.HeapInuse)/1e6, float64(ms.Sys)/1e6, rss)
 	if ms.HeapInuse > 150<<20 {
 		t.Fatalf("heap in use %d MB > 150 MB", ms.HeapInuse>>20)
 	}

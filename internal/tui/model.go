@@ -490,6 +490,16 @@ func (m *Model) updateCompletion() {
 		m.comp = completeSlash(w)
 	case strings.HasPrefix(w, "@") && m.files != nil:
 		m.comp = completeFile(w, m.files, 8)
+	case strings.HasPrefix(m.input.Value(), "/model ") && m.input.Line() == 0 && m.backend != nil:
+		c := &completion{kind: 'm', word: w}
+		for _, mo := range m.backend.Models() {
+			if strings.HasPrefix(mo, w) && mo != w {
+				c.items = append(c.items, mo)
+			}
+		}
+		if len(c.items) > 0 {
+			m.comp = c
+		}
 	}
 }
 

@@ -377,8 +377,11 @@ func TestCommands(t *testing.T) {
 	if sb := h.scrollback(); !strings.Contains(sb, "/sessions") || !strings.Contains(sb, "ctrl+g") {
 		t.Fatalf("/help output:\n%s", sb)
 	}
-	h.typeText("/model openai:gpt-4.1")
-	h.enter()
+	h.typeText("/model op")
+	if v := h.view(); !strings.Contains(v, "openai:gpt-4.1") {
+		t.Fatalf("model completion missing:\n%s", v)
+	}
+	h.enter() // accepts the completion and runs the command
 	if h.m.model != "openai:gpt-4.1" {
 		t.Fatalf("model = %q", h.m.model)
 	}
