@@ -149,6 +149,7 @@ type Model struct {
 	toolOrder      []string
 	approvals      []string
 	denyMsg        bool
+	denyDraft      string
 	queued         []queuedMsg
 	queueSeq       int
 	spin           int
@@ -361,13 +362,13 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		switch s {
 		case "enter":
 			msg := strings.TrimSpace(m.input.Value())
-			m.input.Reset()
 			m.denyMsg = false
+			m.input.SetValue(m.denyDraft)
 			m.answer(tool.Decision{Allow: false, Message: msg})
 			return nil
 		case "esc":
 			m.denyMsg = false
-			m.input.Reset()
+			m.input.SetValue(m.denyDraft)
 			return nil
 		}
 		var cmd tea.Cmd
@@ -530,6 +531,7 @@ func (m *Model) approvalKey(s string) tea.Cmd {
 		m.answer(tool.Decision{Allow: false})
 	case "m", "M":
 		m.denyMsg = true
+		m.denyDraft = m.input.Value() // the prompt's draft comes back afterwards
 		m.input.Reset()
 		m.notice = "type the message for the model, Enter sends the denial, Esc goes back"
 	}
