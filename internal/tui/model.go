@@ -594,6 +594,9 @@ func (m *Model) pickerKey(s string) tea.Cmd {
 
 func (m *Model) submit(text string) tea.Cmd {
 	text = strings.TrimRight(text, "\n ")
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
 	m.pushHistory(text)
 	if first := strings.Fields(text)[0]; strings.HasPrefix(first, "/") && strings.Count(first, "/") == 1 {
 		// A command; a path such as "/etc/hosts is wrong" is a message.
