@@ -330,7 +330,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		return m.onKey(msg)
 	}
-	return nil
+	// The prompt's own messages (clipboard paste, ...) go back to it.
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return cmd
 }
 
 // ---- keys ----
