@@ -3,11 +3,13 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lovia-dev/lovia/internal/config"
+	"github.com/lovia-dev/lovia/internal/preset"
 )
 
 // ConfigOptions are the inputs of `lovia config`.
@@ -43,6 +45,23 @@ func configRun(opts *ConfigOptions) error {
 	cfg, err := config.Load(config.Options{Cwd: f.Common.Cwd, Getenv: f.Getenv, Flags: f.Common.Overrides()})
 	if err != nil {
 		return err
+	}
+	// The chosen preset supplies model and policy where nothing more specific did.
+	set, err := preset.Load(preset.Dirs{User: filepath.Join(cfg.UserDir, "presets"), Project: filepath.Join(cfg.ProjectDir(), "presets")})
+	if err != nil {
+		return err
+	}
+	p, err := set.Get(cfg.Preset)
+	if err != nil {
+		return err
+	}
+	if p.Model != "" && cfg.Source("model").Layer == config.LayerDefault {
+		cfg.SetPreset("model", p.Model, p.Name)
+	}
+	if p.Policy != "" {
+		cfg.SetPreset("policy", p.Policy, p.Name)
+	} else if cfg.Source("policy").Layer == config.LayerDefault {
+		cfg.SetPreset("policy", config.DefaultPolicy, "(default)")
 	}
 	if opts.JSON {
 		enc := json.NewEncoder(f.IO.Out)
