@@ -17,7 +17,6 @@ import (
 	"github.com/lovia-dev/lovia/internal/app"
 	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/errs"
-	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/headless"
 	"github.com/lovia-dev/lovia/internal/runtime"
 	"github.com/lovia-dev/lovia/internal/tool"
@@ -139,80 +138,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	a.Log.Info("run started", "run", h.RunID(), "model", pr.Settings.Model, "preset", pr.Settings.Preset, "policy", pr.Settings.Policy)
 
-	w := headless.New(format, f.IO.Out, f.IO.ErrOut, headless.Options{
-		Progress: !f.Common.Quiet && (f.IO.StderrTTY || f.Common.Verbose),
-		Verbose:  f.Common.Verbose && !f.Common.Quiet,
-	})
-	var term *event.Event
-	var writeErr error
-	interrupted := os.Signal(nil)
-	events := h.Events()
-	for events != nil {
-		select {
-		case ev, ok := <-events:
-			if !ok {
-				events = nil
-				continue
-			}
-			if ev.Type.Terminal() {
-				e := ev
-				term = &e
-			}
-			if writeErr == nil {
-				if writeErr = w.Event(ev); writeErr != nil {
-					// stdout is gone (a closed pipe): stop the run, keep it resumable.
-					a.Log.Warn("output failed; cancelling the run", "err", writeErr)
-					h.Cancel(errs.Wrap(errs.KindCancelled, writeErr, "output closed", ""))
-				}
-			}
-		case sig := <-sigs:
-			if interrupted != nil {
-				if sig == os.Interrupt {
-					fmt.Fprintln(f.IO.ErrOut, "\nlovia: interrupted again — exiting now; the run stays resumable: lovia resume "+h.RunID())
-					f.Exit(130)
-					return &exitError{130}
-				}
-				continue
-			}
-			interrupted = sig
-			if sig == syscall.SIGTERM {
-				h.Cancel(errs.New(errs.KindTerminated, "terminated (SIGTERM)", ""))
-			} else {
-				h.Cancel(errs.New(errs.KindCancelled, "interrupted (SIGINT)", ""))
-			}
-		}
-	}
-	res, runErr := h.Result()
-	if err := w.Finish(res, runErr); err != nil && writeErr == nil {
-		writeErr = err
-	}
-	code := headless.ExitCode(term, runErr)
-	if code2 := errs.ExitCode(runErr); code2 != code {
-		a.Log.Warn("exit code of the terminal event and the result disagree", "event", code, "result", code2)
-	}
-	a.Log.Info("run ended", "run", h.RunID(), "exit", code, "err", runErr)
-	switch {
-	case code == 130 || code == 143:
-		resume := "lovia resume " + h.RunID()
-		if f.Common.flags != nil && f.Common.flags.Changed("db") {
-			resume += " --db " + a.Config.DB
-		}
-		fmt.Fprintf(f.IO.ErrOut, "lovia: interrupted — continue with: %s\n", resume)
-	case code != 0:
-		if runErr == nil && term != nil && term.Error != nil {
-			runErr = &errs.Error{Kind: errs.Kind(term.Error.Kind), Msg: term.Error.Message, Hint: term.Error.Hint}
-		}
-		if runErr != nil {
-			PrintError(f.IO.ErrOut, runErr)
-		}
-	}
-	if code == 0 && writeErr != nil {
-		return errs.Wrap(errs.KindInternal, writeErr, "writing the output", "")
-	}
-	if code != 0 {
-		return &exitError{code}
-	}
-	return nil
+	return followRun(f, a, h, format, sigs)
 }
 
 // readPrompt assembles the prompt from the arguments and standard input.
