@@ -201,15 +201,19 @@ func TestGoldenOutputs(t *testing.T) {
 }
 
 // TestStreamJSONMatchesSchema validates real output, line by line, against
-// docs/stream-json.schema.json, over runs that produce most event types.
+// docs/stream-json.schema.json, over runs that produce every event type a headless run
+// can emit (approval_required needs a front end that can answer, so only the
+// documented example of it is validated, in TestDocExamplesMatchSchema).
 func TestStreamJSONMatchesSchema(t *testing.T) {
 	validate := loadSchema(t)
+	big := strings.Repeat("a line of a big file with some words in it\n", 300)
 	scripts := map[string]struct {
 		script string
 		args   []string
 		code   int
+		files  map[string]string
 	}{
-		"tools and reasoning": {helloScript, nil, 0},
+		"tools and reasoning": {helloScript, nil, 0, nil},
 		"retry, bad args, handoff": {`
 turns:
   - error: {cut: true}
@@ -220,18 +224,35 @@ turns:
   - tool_calls:
       - {name: transfer_to_coder, args: {}}
   - text: "Coder here, done."
-`, []string{"--preset", "planner"}, 0},
+`, []string{"--preset", "planner"}, 0, nil},
 		"limit": {`
 turns:
   - tool_calls: [{name: todo_write, args: {todos: []}}]
-`, []string{"--max-turns", "1"}, 3},
-		"provider failure": {"turns:\n  - error: {status: 401, message: bad key}\n", nil, 1},
+`, []string{"--max-turns", "1"}, 3, nil},
+		"provider failure": {"turns:\n  - error: {status: 401, message: bad key}\n", nil, 1, nil},
+		"compaction": {`
+context_window: 9000
+turns:
+  - tool_calls: [{name: read_file, args: {path: big0.txt}}]
+  - tool_calls: [{name: read_file, args: {path: big1.txt}}]
+  - tool_calls: [{name: read_file, args: {path: big2.txt}}]
+  - tool_calls: [{name: read_file, args: {path: big3.txt}}]
+  - text: done
+`, nil, 0, map[string]string{"big0.txt": big, "big1.txt": big + "1", "big2.txt": big + "2", "big3.txt": big + "3"}},
+		"steering from a hook": {`
+turns:
+  - tool_calls: [{name: todo_write, args: {todos: []}}]
+  - text: "ok, I will check the tests too"
+`, nil, 0, map[string]string{".lovia/config.yaml": "hooks:\n  - event: post_tool_use\n    command: \"echo please also run the tests >&2; exit 2\"\n"}},
 	}
 	seen := map[string]bool{}
 	for name, tc := range scripts {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
 			e.write("script.yaml", tc.script)
+			for name, body := range tc.files {
+				e.write(name, body)
+			}
 			args := append([]string{"run", "-m", "script:script.yaml", "--output", "stream-json"}, tc.args...)
 			r := e.run(nil, append(args, "go")...)
 			if r.code != tc.code {
@@ -268,7 +289,7 @@ turns:
 	}
 	for _, typ := range []string{"run_started", "turn_started", "text_delta", "reasoning_delta", "output_discarded",
 		"message_completed", "tool_call_started", "tool_call_completed", "tool_call_failed", "handoff_occurred",
-		"turn_ended", "run_completed", "run_failed"} {
+		"context_compacted", "user_message_injected", "turn_ended", "run_completed", "run_failed"} {
 		if !seen[typ] {
 			t.Errorf("no %s event was produced (the schema test should cover it)", typ)
 		}
