@@ -630,6 +630,10 @@ func (s *lazySummarizer) Summarize(ctx context.Context, req compaction.SummaryRe
 	if model == "" {
 		return "", errors.New("no model for summaries")
 	}
+	if strings.HasPrefix(model, script.Prefix+":") {
+		// A scripted model's turns are the run's; summaries would consume them.
+		return "", errors.New("no summaries with a scripted model (set compaction.summary.model)")
+	}
 	p, err := s.app.Resolve(ctx, model)
 	if err != nil {
 		return "", err
