@@ -630,7 +630,7 @@ func (s *lazySummarizer) Summarize(ctx context.Context, req compaction.SummaryRe
 	if model == "" {
 		return "", errors.New("no model for summaries")
 	}
-	if strings.HasPrefix(model, script.Prefix+":") {
+	if s.app.Config.Compaction.Summary.Model == "" && strings.HasPrefix(model, script.Prefix+":") {
 		// A scripted model's turns are the run's; summaries would consume them.
 		return "", errors.New("no summaries with a scripted model (set compaction.summary.model)")
 	}
