@@ -154,7 +154,8 @@ func TestChatInTmux(t *testing.T) {
 	// The shell call needs approval under the coding policy: allow it once.
 	s.waitVisible("[y] allow once", 10*time.Second)
 	s.text("y")
-	s.waitFor("hello-from-shell", 10*time.Second)
+	// (the command itself is on screen in the approval box: wait for the result line)
+	s.waitFor("✓ shell touch made-by-shell.txt", 10*time.Second)
 	if _, err := os.Stat(filepath.Join(repo, "made-by-shell.txt")); err != nil {
 		t.Fatalf("the approved command did not run: %v", err)
 	}
