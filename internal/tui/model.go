@@ -149,6 +149,7 @@ type Model struct {
 	toolOrder      []string
 	approvals      []string
 	denyMsg        bool
+	interrupting   bool
 	denyDraft      string
 	queued         []queuedMsg
 	queueSeq       int
@@ -342,6 +343,10 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	s := k.String()
 	if s == "ctrl+c" {
 		switch {
+		case m.run != nil && m.interrupting:
+			// The run did not stop yet: a second ctrl+c leaves anyway (the run is
+			// cancelled; its checkpoint stays resumable).
+			return m.quit()
 		case m.run != nil:
 			m.interrupt()
 		case m.input.Value() != "":
@@ -716,7 +721,8 @@ func (m *Model) interrupt() {
 		return
 	}
 	m.run.Cancel(errs.New(errs.KindCancelled, "interrupted by the user (Esc)", ""))
-	m.notice = "interrupting…"
+	m.interrupting = true
+	m.notice = "interrupting… (ctrl+c again quits)"
 }
 
 // ---- events ----
@@ -985,7 +991,8 @@ func (m *Model) finishRun(evs []event.Event) tea.Cmd {
 		}
 	}
 	m.resetLive()
-	if m.notice == "interrupting…" {
+	if m.interrupting {
+		m.interrupting = false
 		m.notice = ""
 	}
 	left := r.Mailbox().Drain()

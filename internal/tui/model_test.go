@@ -490,3 +490,20 @@ func TestContinueWithPromptPrintsHistoryFirst(t *testing.T) {
 		t.Fatalf("requests = %+v", b.reqs)
 	}
 }
+
+func TestCtrlCTwiceQuitsWhileInterrupting(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.typeText("work")
+	h.enter()
+	h.key('c', tea.ModCtrl)
+	if h.run().cancelled == nil || h.m.quitting {
+		t.Fatal("first ctrl+c must interrupt, not quit")
+	}
+	if !strings.Contains(h.view(), "ctrl+c again quits") {
+		t.Fatalf("no hint:\n%s", h.view())
+	}
+	h.key('c', tea.ModCtrl)
+	if !h.m.quitting {
+		t.Fatal("second ctrl+c while interrupting must quit")
+	}
+}
