@@ -79,9 +79,21 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 			}
 			sessionID = list[0].ID
 		}
+		found := false
 		for _, s := range list {
 			if s.ID == sessionID {
-				used = s.Usage
+				used, found = s.Usage, true
+			}
+		}
+		if !found {
+			// Maybe a session of another directory: it exists if it has entries.
+			h, err := o.Backend.History(ctx, sessionID)
+			if err != nil {
+				return nil, err
+			}
+			if len(h) == 0 {
+				return nil, errs.Newf(errs.KindNotFound, `list sessions with "lovia sessions", or drop -s to start a new one`,
+					"no session %q", sessionID)
 			}
 		}
 	}
