@@ -133,6 +133,10 @@ Anthropic model, and keeps every run resumable.
 	root.AddCommand(NewCmdRuns(f, nil))
 	root.AddCommand(NewCmdSessions(f, nil))
 	root.AddCommand(NewCmdEval(f, nil))
+	root.AddCommand(NewCmdDoctor(f, nil))
+	root.AddCommand(NewCmdSkills(f, nil))
+	root.AddCommand(NewCmdMCP(f, nil))
+	registerModelPresetCompletion(root, f)
 	registerSessionFlagCompletion(root, f)
 	return root
 }

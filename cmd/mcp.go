@@ -1,0 +1,141 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lovia-dev/lovia/internal/config"
+	"github.com/lovia-dev/lovia/internal/plugin/mcp"
+)
+
+// MCPOptions are the inputs of `lovia mcp list`.
+type MCPOptions struct {
+	F     *Factory
+	JSON  bool
+	Tools bool
+}
+
+// NewCmdMCP builds `lovia mcp` (alone: `lovia mcp list`).
+func NewCmdMCP(f *Factory, runF func(*MCPOptions) error) *cobra.Command {
+	opts := &MCPOptions{F: f}
+	run := func(c *cobra.Command, _ []string) error {
+		if runF != nil {
+			return runF(opts)
+		}
+		return mcpList(c.Context(), opts)
+	}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "Start each configured MCP server, list its status and tools",
+		Long: `Start every server of mcp.servers in the config (each within its startup
+timeout), list its tools as the model sees them (<server>__<tool>) and stop it
+again. A server that fails to start is shown with the reason; the command still
+lists the others and exits 1.`,
+		Example: `  lovia mcp list
+  lovia mcp list --json`,
+		Args: cobra.NoArgs,
+		RunE: run,
+	}
+	c := &cobra.Command{
+		Use:   "mcp",
+		Short: "Inspect the configured MCP servers",
+		Long: `Inspect the Model Context Protocol servers configured under mcp.servers
+(command/args/env for stdio servers, url/headers for streamable HTTP).
+Without a subcommand, lovia mcp is lovia mcp list.`,
+		Args: cobra.NoArgs,
+		RunE: run,
+	}
+	for _, cc := range []*cobra.Command{c, list} {
+		cc.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+		cc.Flags().BoolVar(&opts.Tools, "tools", true, "list each server's tools")
+	}
+	c.AddCommand(list)
+	return c
+}
+
+func mcpList(ctx context.Context, opts *MCPOptions) error {
+	f := opts.F
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cfg, err := config.Load(config.Options{Cwd: f.Common.Cwd, Getenv: f.Getenv, Flags: f.Common.Overrides()})
+	if err != nil {
+		return err
+	}
+	list := []mcp.ServerStatus{}
+	if len(cfg.MCP.Servers) > 0 {
+		l, err := mcp.ListServers(ctx, cfg.MCP, slog.New(slog.DiscardHandler))
+		if err != nil {
+			return err
+		}
+		list = l
+	}
+	failed := false
+	for _, s := range list {
+		failed = failed || s.Status == "failed"
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(f.IO.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(list); err != nil {
+			return err
+		}
+	} else if err := writeMCPTable(f.IO.Out, list, opts.Tools); err != nil {
+		return err
+	}
+	if failed {
+		return &exitError{1}
+	}
+	return nil
+}
+
+func writeMCPTable(w io.Writer, list []mcp.ServerStatus, tools bool) error {
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(w, "no MCP servers configured (add them under mcp.servers in ~/.config/lovia/config.yaml or .lovia/config.yaml)")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tSTATUS\tTOOLS\tTARGET")
+	for _, s := range list {
+		status := s.Status
+		if s.Error != "" {
+			status += ": " + oneLineText(s.Error)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.Name, status, len(s.Tools), s.Target)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if !tools {
+		return nil
+	}
+	for _, s := range list {
+		if len(s.Tools) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s:\n", s.Name)
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		for _, t := range s.Tools {
+			fmt.Fprintf(tw, "  %s\t%s\n", t.Name, firstLine(t.Description))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	for i, r := range s {
+		if r == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
