@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/transcript"
 	"github.com/lovia-dev/lovia/internal/usage"
 )
 
@@ -259,5 +260,34 @@ func TestToolDiffSources(t *testing.T) {
 				t.Fatalf("diff = %q, want prefix %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestResolveSession(t *testing.T) {
+	b := &fakeBackend{
+		sessions: []SessionInfo{{ID: "new", Usage: usage.Usage{InputTokens: 7}}, {ID: "old"}},
+		history:  map[string][]transcript.Entry{"elsewhere": {transcript.UserInput("hi")}},
+	}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		o      Options
+		id     string
+		in     int
+		errKnd errs.Kind
+	}{
+		{Options{}, "", 0, ""},
+		{Options{Continue: true}, "new", 7, ""},
+		{Options{SessionID: "old"}, "old", 0, ""},
+		{Options{SessionID: "elsewhere"}, "elsewhere", 0, ""},
+		{Options{SessionID: "typo"}, "", 0, errs.KindNotFound},
+	} {
+		tc.o.Backend = b
+		id, u, err := resolveSession(ctx, tc.o)
+		if errs.KindOf(err) != tc.errKnd || id != tc.id || u.InputTokens != tc.in {
+			t.Errorf("%+v: got %q %+v %v", tc.o, id, u, err)
+		}
+	}
+	if _, _, err := resolveSession(ctx, Options{Backend: &fakeBackend{}, Continue: true}); errs.KindOf(err) != errs.KindNotFound {
+		t.Fatalf("-c with no sessions: %v", err)
 	}
 }

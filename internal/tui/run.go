@@ -65,37 +65,9 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return nil, errs.New(errs.KindUsage, "lovia chat needs a terminal: stdin is not a TTY",
 			`use "lovia run -" to read the prompt from stdin`)
 	}
-	sessionID := o.SessionID
-	var used usage.Usage
-	if sessionID != "" || o.Continue {
-		list, err := o.Backend.Sessions(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if sessionID == "" {
-			if len(list) == 0 {
-				return nil, errs.New(errs.KindNotFound, "no session to continue in this repository",
-					`start one with "lovia chat"`)
-			}
-			sessionID = list[0].ID
-		}
-		found := false
-		for _, s := range list {
-			if s.ID == sessionID {
-				used, found = s.Usage, true
-			}
-		}
-		if !found {
-			// Maybe a session of another directory: it exists if it has entries.
-			h, err := o.Backend.History(ctx, sessionID)
-			if err != nil {
-				return nil, err
-			}
-			if len(h) == 0 {
-				return nil, errs.Newf(errs.KindNotFound, `list sessions with "lovia sessions", or drop -s to start a new one`,
-					"no session %q", sessionID)
-			}
-		}
+	sessionID, used, err := resolveSession(ctx, o)
+	if err != nil {
+		return nil, err
 	}
 
 	profile := colorprofile.Detect(o.Out, o.Env)
@@ -212,4 +184,43 @@ func darkFromEnv(env []string) bool {
 		return !(bg == "7" || bg == "15")
 	}
 	return true
+}
+
+// resolveSession picks the session to continue (-s, -c) and its recorded usage; an
+// unknown -s id is an error rather than a silently new session.
+func resolveSession(ctx context.Context, o Options) (string, usage.Usage, error) {
+	sessionID := o.SessionID
+	var used usage.Usage
+	if sessionID != "" || o.Continue {
+		list, err := o.Backend.Sessions(ctx)
+		if err != nil {
+			return "", used, err
+		}
+		if sessionID == "" {
+			if len(list) == 0 {
+				return "", used, errs.New(errs.KindNotFound, "no session to continue in this repository",
+					`start one with "lovia chat"`)
+			}
+			sessionID = list[0].ID
+		}
+		found := false
+		for _, s := range list {
+			if s.ID == sessionID {
+				used, found = s.Usage, true
+			}
+		}
+		if !found {
+			// Maybe a session of another directory: it exists if it has entries.
+			h, err := o.Backend.History(ctx, sessionID)
+			if err != nil {
+				return "", used, err
+			}
+			if len(h) == 0 {
+				return "", used, errs.Newf(errs.KindNotFound, `list sessions with "lovia sessions", or drop -s to start a new one`,
+					"no session %q", sessionID)
+			}
+		}
+	}
+
+	return sessionID, used, nil
 }
