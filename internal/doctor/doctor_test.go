@@ -188,18 +188,20 @@ func TestFailures(t *testing.T) {
 			check: "model", want: Warn, detail: "refused the key (HTTP 401)", fix: "check the API key",
 		},
 		{
-			name: "no model at all",
+			name:  "no model at all",
 			setup: func(t *testing.T, e *env) Options { return Options{} },
 			check: "model", want: Fail, detail: "no model configured", fix: "--model",
 		},
 		{
-			name: "unknown provider",
+			name:  "unknown provider",
 			setup: func(t *testing.T, e *env) Options { return Options{Flags: model("gemini:pro")} },
 			check: "model", want: Fail, detail: `unknown provider "gemini"`, fix: "openai, openai-responses, anthropic, ollama or script",
 		},
 		{
-			name:  "script file missing",
-			setup: func(t *testing.T, e *env) Options { return Options{Flags: model("script:" + filepath.Join(e.dir, "nope.yaml"))} },
+			name: "script file missing",
+			setup: func(t *testing.T, e *env) Options {
+				return Options{Flags: model("script:" + filepath.Join(e.dir, "nope.yaml"))}
+			},
 			check: "model", want: Fail, detail: "nope.yaml",
 		},
 		{
