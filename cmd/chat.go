@@ -55,7 +55,12 @@ It needs a terminal; for scripts and CI use lovia run.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return runChat(c.Context(), opts)
+			ctx := c.Context()
+			if ctx == nil {
+				// `lovia` alone calls this RunE directly, without cobra's context.
+				ctx = context.Background()
+			}
+			return runChat(ctx, opts)
 		},
 	}
 }
