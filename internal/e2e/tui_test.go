@@ -135,7 +135,8 @@ func TestChatInTmux(t *testing.T) {
 
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("lovia-e2e-%d", os.Getpid())}
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
-	command := fmt.Sprintf("env LOVIA_HOME=%s TERM=xterm-256color %s chat -m script:chat.yaml --policy coding; echo LOVIA-EXITED; sleep 600", home, bin)
+	// Bare `lovia` is `lovia chat` (the root delegates; `chat --help` was checked above).
+	command := fmt.Sprintf("env LOVIA_HOME=%s TERM=xterm-256color %s -m script:chat.yaml --policy coding; echo LOVIA-EXITED; sleep 600", home, bin)
 	s.run("new-session", "-d", "-s", "main", "-x", "100", "-y", "30", "-c", repo, command)
 	s.waitFor("new session", 10*time.Second)
 
