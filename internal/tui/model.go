@@ -243,10 +243,7 @@ func newInput(th Theme) textarea.Model {
 // Init starts the file index and the initial prompt or history.
 func (m *Model) Init() tea.Cmd {
 	var cmds []tea.Cmd
-	if m.cfg.Root != "" {
-		root, ctx := m.cfg.Root, m.ctx
-		cmds = append(cmds, func() tea.Msg { return filesMsg{indexFiles(ctx, root)} })
-	}
+	cmds = append(cmds, m.reindex())
 	if m.cfg.Color && !m.cfg.ThemeFixed {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
@@ -970,7 +967,21 @@ func (m *Model) emitError(err error) {
 
 // finishRun closes the live run. Steering messages it never delivered are sent as a
 // new run after a completion, or put back in the prompt after a failure.
+// reindex rebuilds the @ file index in the background (at start, and after each run,
+// which may have created files).
+func (m *Model) reindex() tea.Cmd {
+	if m.cfg.Root == "" {
+		return nil
+	}
+	root, ctx := m.cfg.Root, m.ctx
+	return func() tea.Msg { return filesMsg{indexFiles(ctx, root)} }
+}
+
 func (m *Model) finishRun(evs []event.Event) tea.Cmd {
+	return tea.Batch(m.endRun(evs), m.reindex())
+}
+
+func (m *Model) endRun(evs []event.Event) tea.Cmd {
 	r := m.run
 	m.run = nil
 	m.input.Placeholder = idlePlaceholder
