@@ -1,0 +1,140 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/lovia-dev/lovia/internal/compaction"
+	"github.com/lovia-dev/lovia/internal/provider/providertest"
+)
+
+// cmpServer is a fake Chat Completions server with a real context window. It
+// serves the scripted agent turns in order, answers summary requests (the
+// compaction summarizer's, recognised by their system prompt) with a structured
+// summary, refuses a request whose token estimate exceeds the window with the
+// provider's context-length error, and reports each request's estimate as its
+// prompt_tokens, so lovia's calibration sees this server's "tokenizer".
+//
+// The token estimate is the request body's bytes/4: everything the model would
+// read (system prompt, messages, tool schemas) plus JSON punctuation.
+type cmpServer struct {
+	*httptest.Server
+	window int
+
+	mu        sync.Mutex
+	script    []providertest.Turn
+	served    int
+	reqs      []cmpRequest // agent requests, in order
+	summaries int
+	overflows []int // token estimates of refused requests
+}
+
+// cmpRequest is one agent request as the server saw it.
+type cmpRequest struct {
+	body     []byte
+	tokens   int               // len(body)/4
+	messages []json.RawMessage // verbatim, system message first
+	tools    json.RawMessage
+}
+
+const cmpSummaryMarker = "You maintain the running summary"
+
+func newCmpServer(t *testing.T, window int, script []providertest.Turn) *cmpServer {
+	s := &cmpServer{window: window, script: script}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *cmpServer) serve(w http.ResponseWriter, r *http.Request) {
+	raw, err := io.ReadAll(r.Body)
+	if err != nil || r.URL.Path != "/v1/chat/completions" {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	var req struct {
+		Messages []json.RawMessage `json:"messages"`
+		Tools    json.RawMessage   `json:"tools"`
+	}
+	if err := json.Unmarshal(raw, &req); err != nil || len(req.Messages) == 0 {
+		http.Error(w, "body is not a chat request", http.StatusBadRequest)
+		return
+	}
+	tokens := len(raw) / 4
+	var first struct{ Content string }
+	_ = json.Unmarshal(req.Messages[0], &first)
+	summary := strings.HasPrefix(first.Content, cmpSummaryMarker)
+
+	s.mu.Lock()
+	if tokens > s.window {
+		s.overflows = append(s.overflows, tokens)
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, s.window, tokens)
+		return
+	}
+	var turn providertest.Turn
+	if summary {
+		s.summaries++
+		turn = providertest.Turn{Text: cmpSummaryText(s.summaries), Chunk: 64}
+	} else {
+		if s.served >= len(s.script) {
+			s.mu.Unlock()
+			http.Error(w, `{"error":{"message":"cmpServer: script exhausted","type":"invalid_request_error"}}`, http.StatusBadRequest)
+			return
+		}
+		turn = s.script[s.served]
+		s.served++
+		s.reqs = append(s.reqs, cmpRequest{body: raw, tokens: tokens, messages: req.Messages, tools: req.Tools})
+	}
+	n := s.served + s.summaries
+	s.mu.Unlock()
+
+	turn.Usage.InputTokens = tokens
+	turn.Usage.OutputTokens = 20
+	w.Header().Set("Content-Type", "text/event-stream")
+	_, _ = w.Write(providertest.OpenAIStream(turn, n))
+}
+
+// cmpSummaryText is a summary in the sections the summarizer asks for.
+func cmpSummaryText(n int) string {
+	var b strings.Builder
+	for _, sec := range compaction.SummarySections {
+		b.WriteString(sec + "\n")
+		switch sec {
+		case "## Goal":
+			b.WriteString("Page through big.txt with the shell and report at the end.\n")
+		case "## Progress":
+			fmt.Fprintf(&b, "Summary update %d: earlier slices of big.txt were read; nothing unusual found.\n", n)
+		default:
+			b.WriteString("None.\n")
+		}
+	}
+	return b.String()
+}
+
+func (s *cmpServer) snapshot() (reqs []cmpRequest, summaries int, overflows []int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]cmpRequest(nil), s.reqs...), s.summaries, append([]int(nil), s.overflows...)
+}
+
+// prompt is the request in the order a provider's prompt cache reads it: tool
+// schemas, then the messages (system first). A request body puts the tools last,
+// which would hide that they are carried over every time.
+func (r cmpRequest) prompt() []byte {
+	var b bytes.Buffer
+	b.Write(r.tools)
+	for _, m := range r.messages {
+		b.Write(m)
+	}
+	return b.Bytes()
+}
