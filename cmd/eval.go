@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,13 +34,14 @@ func NewCmdEval(f *Factory, runF func(*EvalOptions) error) *cobra.Command {
 		Short: "Run declarative eval cases and report (and diff against a baseline)",
 		Long: `Run the cases of an eval file (input, preset, model or script:PATH, checks), each
 sample as its own run with nothing persisted and every approval denied, then print a
-report. With --baseline, compare pass rates with a saved JSON report; with --save,
-write this report as JSON for later comparison.
+report. With --out, also write the report as JSON (for later comparison); with
+--baseline, compare pass rates with a saved JSON report and list what improved and
+what regressed. On a terminal, a progress line is printed on stderr per sample.
 
 Exit codes: 0 every case passed (and nothing regressed against the baseline),
 1 a case failed or regressed, 2 usage or configuration error.`,
 		Example: `  lovia eval evals/smoke.yaml
-  lovia eval evals/smoke.yaml --save baseline.json
+  lovia eval evals/smoke.yaml --out baseline.json
   lovia eval evals/smoke.yaml --baseline baseline.json --json`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -49,6 +51,11 @@ Exit codes: 0 every case passed (and nothing regressed against the baseline),
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.File = args[0]
+			if !c.Flags().Changed("concurrency") {
+				opts.Concurrency = 0 // the file's defaults.concurrency, else eval.DefaultConcurrency
+			} else if opts.Concurrency < 1 {
+				return errs.New(errs.KindUsage, "--concurrency must be at least 1", "lovia eval --concurrency 4 FILE")
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -57,9 +64,12 @@ Exit codes: 0 every case passed (and nothing regressed against the baseline),
 	}
 	fl := c.Flags()
 	fl.StringVar(&opts.Baseline, "baseline", "", "compare with the JSON report in `FILE`")
-	fl.StringVar(&opts.Save, "save", "", "write the report as JSON to `FILE`")
+	fl.StringVar(&opts.Save, "out", "", "also write the report as JSON to `FILE`")
+	// --save is the earlier name of --out.
+	fl.StringVar(&opts.Save, "save", "", "same as --out")
+	_ = fl.MarkHidden("save")
 	fl.BoolVar(&opts.JSON, "json", false, "print the report as JSON instead of a table")
-	fl.IntVar(&opts.Concurrency, "concurrency", 0, "samples run at once (default: the file's, else 4)")
+	fl.IntVar(&opts.Concurrency, "concurrency", eval.DefaultConcurrency, "samples run at once (when not given: the file's defaults.concurrency, else this)")
 	fl.BoolVar(&opts.FailFast, "fail-fast", false, "stop scheduling samples after the first failure")
 	return c
 }
@@ -105,10 +115,7 @@ func evalRun(ctx context.Context, opts *EvalOptions) error {
 	eopts := eval.Options{Concurrency: opts.Concurrency, FailFast: opts.FailFast, Judge: eval.ProviderJudge(a.Resolve)}
 	if f.IO.StderrTTY && !f.Common.Quiet {
 		eopts.Progress = func(done, total int, r eval.SampleResult) {
-			fmt.Fprintf(f.IO.ErrOut, "\r%d/%d samples", done, total)
-			if done == total {
-				fmt.Fprintln(f.IO.ErrOut)
-			}
+			fmt.Fprintln(f.IO.ErrOut, progressLine(done, total, r))
 		}
 	}
 	rep := eval.Run(ctx, file, run, eopts)
@@ -123,14 +130,14 @@ func evalRun(ctx context.Context, opts *EvalOptions) error {
 	if opts.Save != "" {
 		out, err := os.Create(opts.Save)
 		if err != nil {
-			return errs.Wrap(errs.KindUsage, err, "cannot write --save "+opts.Save, "")
+			return errs.Wrap(errs.KindUsage, err, "cannot write --out "+opts.Save, "check that the directory exists and is writable")
 		}
 		err = rep.WriteJSON(out)
 		if cerr := out.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
-			return errs.Wrap(errs.KindUsage, err, "cannot write --save "+opts.Save, "")
+			return errs.Wrap(errs.KindUsage, err, "cannot write --out "+opts.Save, "check that the directory exists and is writable")
 		}
 	}
 	regressed := false
@@ -147,4 +154,22 @@ func evalRun(ctx context.Context, opts *EvalOptions) error {
 		return &exitError{1}
 	}
 	return nil
+}
+
+// progressLine is one sample's line on a terminal: "[3/8] case name ✓" (with the
+// sample number when a case has several, and the error of a failed run).
+func progressLine(done, total int, r eval.SampleResult) string {
+	mark := "✓"
+	if !r.Pass {
+		mark = "✗"
+	}
+	name := r.Case
+	if r.Sample > 0 {
+		name += fmt.Sprintf(" #%d", r.Sample+1)
+	}
+	line := fmt.Sprintf("[%d/%d] %s %s", done, total, name, mark)
+	if r.Error != "" {
+		line += "  " + strings.Join(strings.Fields(r.Error), " ")
+	}
+	return line
 }

@@ -36,6 +36,8 @@ type CaseResult struct {
 
 // SampleResult is one run of a case.
 type SampleResult struct {
+	// Case names the case (for progress lines; the report nests samples in cases).
+	Case       string        `json:"-"`
 	Sample     int           `json:"sample"`
 	Ran        bool          `json:"ran"`
 	Pass       bool          `json:"pass"`

@@ -83,7 +83,7 @@ func Run(ctx context.Context, f *File, run RunFunc, opts Options) *Report {
 			}
 			env := &Env{Input: c.Input, Judge: opts.Judge, JudgeModel: f.Judge.Model, JudgeThreshold: f.Judge.Threshold}
 			sr := judge(ctx, env, built[j.ci], out)
-			sr.Sample = j.sample
+			sr.Sample, sr.Case = j.sample, c.Name
 			sr.Ran = true
 			mu.Lock()
 			results[j.ci][j.sample] = sr
