@@ -18,7 +18,6 @@ package e2e
 //     the run once; PRAGMA integrity_check passes.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -108,16 +107,11 @@ func (c *crashRun) attempt(plan *killPlan) (ended bool, code int, events []map[s
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir, cmd.Env = c.e.dir, c.e.vars
+	// A helper process that outlives lovia (and inherited a pipe) must not hang the
+	// test: Wait gives up on the pipes shortly after lovia itself exits.
+	cmd.WaitDelay = 3 * time.Second
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		c.t.Fatal(err)
-	}
-	start := time.Now()
 	var mu sync.Mutex
 	killed := false
 	kill := func() {
@@ -128,19 +122,18 @@ func (c *crashRun) attempt(plan *killPlan) (ended bool, code int, events []map[s
 			_ = cmd.Process.Signal(syscall.SIGKILL)
 		}
 	}
-	if plan != nil && plan.on == "" {
-		timer := time.AfterFunc(plan.after, kill)
-		defer timer.Stop()
-	}
 	seen := 0
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
+	var evMu sync.Mutex
+	var got []map[string]any
+	// Events are parsed as lovia writes them (Write is called by one goroutine).
+	cmd.Stdout = &lineWriter{fn: func(line []byte) {
 		var v map[string]any
-		if json.Unmarshal(sc.Bytes(), &v) != nil {
-			continue // a line cut by the kill
+		if json.Unmarshal(line, &v) != nil {
+			return // a line cut by the kill
 		}
-		events = append(events, v)
+		evMu.Lock()
+		got = append(got, v)
+		evMu.Unlock()
 		if plan != nil && plan.on != "" && v["type"] == plan.on {
 			if seen++; seen == plan.nth {
 				if plan.after == 0 {
@@ -150,8 +143,19 @@ func (c *crashRun) attempt(plan *killPlan) (ended bool, code int, events []map[s
 				}
 			}
 		}
+	}}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	if plan != nil && plan.on == "" {
+		timer := time.AfterFunc(plan.after, kill)
+		defer timer.Stop()
 	}
 	_ = cmd.Wait()
+	evMu.Lock()
+	events = slices.Clone(got)
+	evMu.Unlock()
 	code = cmd.ProcessState.ExitCode()
 	mu.Lock()
 	wasKilled := killed
@@ -164,6 +168,24 @@ func (c *crashRun) attempt(plan *killPlan) (ended bool, code int, events []map[s
 	}
 	c.log = append(c.log, fmt.Sprintf("%s (plan %v): %s after %v, exit %d, %d events", args[0], plan, what, time.Since(start).Round(time.Millisecond), code, len(events)))
 	return ended, code, events, errb.String()
+}
+
+// lineWriter calls fn with each complete line written to it.
+type lineWriter struct {
+	buf []byte
+	fn  func([]byte)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.fn(w.buf[:i])
+		w.buf = w.buf[i+1:]
+	}
 }
 
 func (c *crashRun) openDB() *sqlite.DB {
