@@ -424,9 +424,25 @@ func (c *Config) Values() []Value {
 	}
 	slices.Sort(rest)
 	for _, k := range rest {
-		out = append(out, Value{Key: k, Value: c.values[k], Source: c.sources[k].String()})
+		v := c.values[k]
+		if secretKey(k) && v != "" {
+			v = "(redacted)"
+		}
+		out = append(out, Value{Key: k, Value: v, Source: c.sources[k].String()})
 	}
 	return out
+}
+
+// secretKey reports keys whose values must not be shown (MCP headers and env often
+// hold tokens).
+func secretKey(key string) bool {
+	last := strings.ToLower(key[strings.LastIndexByte(key, '.')+1:])
+	for _, s := range []string{"authorization", "token", "secret", "password", "passwd", "api_key", "apikey", "api-key", "cookie", "credential"} {
+		if strings.Contains(last, s) {
+			return true
+		}
+	}
+	return strings.HasSuffix(last, "_key") || strings.HasSuffix(last, "-key")
 }
 
 // ContextWindows returns the models.<name>.context_window overrides.

@@ -230,3 +230,31 @@ func TestPresetLayer(t *testing.T) {
 		t.Error("preset overrode a flag")
 	}
 }
+
+func TestSecretsAreNotShown(t *testing.T) {
+	f := newFixture(t)
+	f.write(t, filepath.Join(f.repo, ".lovia", "config.yaml"), `
+mcp:
+  servers:
+    gh:
+      url: https://example.invalid/mcp
+      headers: {Authorization: "Bearer sk-live-123"}
+    local:
+      command: srv
+      env: {GITHUB_TOKEN: ghp_abc, OPENAI_API_KEY: sk-x, LOG_LEVEL: debug}
+`)
+	c, err := f.load(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, v := range c.Values() {
+		seen[v.Key] = v.Value
+		if strings.Contains(v.Value, "sk-") || strings.Contains(v.Value, "ghp_") {
+			t.Errorf("%s shows a secret: %s", v.Key, v.Value)
+		}
+	}
+	if seen["mcp.servers.local.env.LOG_LEVEL"] != "debug" || seen["mcp.servers.gh.headers.Authorization"] != "(redacted)" {
+		t.Errorf("values %v", seen)
+	}
+}
