@@ -69,8 +69,8 @@ Exit codes as for lovia run: 0 completed, 1 failed, 2 usage error or unknown run
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&opts.Output, "output", "text", "output format: text, json or stream-json (default: the run's)")
-	fl.StringVar(&opts.Approve, "approve", "none", "answer for actions that need approval: none or all (default: the run's)")
+	fl.StringVar(&opts.Output, "output", "", "output format: text, json or stream-json (default: the run's, else text)")
+	fl.StringVar(&opts.Approve, "approve", "", "answer for actions that need approval: none or all (default: the run's, else none)")
 	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "stream-json"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("approve", cobra.FixedCompletions([]string{"none", "all"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
@@ -114,6 +114,12 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 	}
 	restore(opts.outputSet, &output, "output", "--output")
 	restore(opts.approveSet, &approve, "approve", "--approve")
+	if output == "" {
+		output = string(headless.Text)
+	}
+	if approve == "" {
+		approve = "none"
+	}
 	format, err := headless.ParseFormat(output)
 	if err != nil {
 		return err

@@ -18,9 +18,9 @@ func TestResumeFlags(t *testing.T) {
 		output, approve       string
 		outputSet, approveSet bool
 	}{
-		{[]string{"resume", "r1"}, "text", "none", false, false},
-		{[]string{"resume", "r1", "--output", "json"}, "json", "none", true, false},
-		{[]string{"resume", "--approve", "all", "r1"}, "text", "all", false, true},
+		{[]string{"resume", "r1"}, "", "", false, false},
+		{[]string{"resume", "r1", "--output", "json"}, "json", "", true, false},
+		{[]string{"resume", "--approve", "all", "r1"}, "", "all", false, true},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

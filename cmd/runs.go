@@ -66,7 +66,7 @@ JSON for scripts.`,
 		fl.BoolVar(&opts.JSON, "json", false, "print JSON")
 		fl.BoolVarP(&opts.All, "all", "a", false, "runs of every repository, not just this one")
 		fl.IntVarP(&opts.Limit, "limit", "L", 20, "show at most `N` runs (0: all)")
-		fl.StringVar(&opts.Status, "status", "", "only runs with this status: running, interrupted, completed or failed")
+		fl.StringVar(&opts.Status, "status", "", "only runs with this `STATUS`: running, interrupted, completed or failed")
 		_ = c.RegisterFlagCompletionFunc("status", cobra.FixedCompletions([]string{"running", "interrupted", "completed", "failed"}, cobra.ShellCompDirectiveNoFileComp))
 	}
 	addListFlags(c)
