@@ -195,14 +195,27 @@ type Provider struct {
 	script *Script
 
 	mu       sync.Mutex
+	record   bool
 	requests []provider.Request
 	served   map[int]bool   // error items already served
 	seen     map[string]int // highest reply count seen per run id
 }
 
-// New returns a provider replaying s; path names it in errors and Info.
+// New returns a provider replaying s; path names it in errors and Info. It records
+// every request (see Requests).
 func New(path string, s *Script) *Provider {
-	return &Provider{path: path, script: s, served: map[int]bool{}, seen: map[string]int{}}
+	return &Provider{path: path, script: s, record: true, served: map[int]bool{}, seen: map[string]int{}}
+}
+
+// SetRecording turns the request log on or off. Providers built by the registry
+// (lovia run -m script:PATH) do not record: a long run would keep every view.
+func (p *Provider) SetRecording(on bool) {
+	p.mu.Lock()
+	p.record = on
+	if !on {
+		p.requests = nil
+	}
+	p.mu.Unlock()
 }
 
 // Load reads and parses a script file.
@@ -231,6 +244,7 @@ func Factory(_ context.Context, model string, env provider.Env) (provider.Provid
 	if w := env.ContextWindows[model]; w > 0 {
 		p.script.ContextWindow = w
 	}
+	p.SetRecording(false)
 	return p, nil
 }
 
@@ -242,7 +256,8 @@ func (p *Provider) Info() provider.Info {
 	return provider.Info{Provider: Prefix, Model: p.path, ContextWindow: p.script.ContextWindow, NativeSchema: p.script.NativeSchema}
 }
 
-// Requests returns copies of every request received, in order (for tests).
+// Requests returns copies of every request received while recording, in order (for
+// tests).
 func (p *Provider) Requests() []provider.Request {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -262,8 +277,10 @@ func (p *Provider) pick(req provider.Request) (int, int, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	req.Entries = append([]transcript.Entry(nil), req.Entries...)
-	p.requests = append(p.requests, req)
+	if p.record {
+		req.Entries = append([]transcript.Entry(nil), req.Entries...)
+		p.requests = append(p.requests, req)
+	}
 	n = max(n, p.seen[runID])
 	p.seen[runID] = n
 	// Find the n-th reply item; serve the first unserved error item before it.

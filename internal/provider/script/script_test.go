@@ -308,6 +308,18 @@ func TestFactoryResolvesRelativeToDir(t *testing.T) {
 	if info := p.Info(); info.Provider != "script" || info.ContextWindow != 4096 {
 		t.Errorf("info %+v", info)
 	}
+	sp := p.(*Provider)
+	for range sp.Stream(context.Background(), provider.Request{}) {
+	}
+	if n := len(sp.Requests()); n != 0 {
+		t.Errorf("a registry-built provider recorded %d requests", n)
+	}
+	sp.SetRecording(true)
+	for range sp.Stream(context.Background(), provider.Request{}) {
+	}
+	if n := len(sp.Requests()); n != 1 {
+		t.Errorf("recorded %d requests after SetRecording(true)", n)
+	}
 	_, err = r.Resolve(context.Background(), "script:missing.yaml")
 	if errs.KindOf(err) != errs.KindConfig {
 		t.Errorf("missing file: %v", err)
