@@ -25,6 +25,9 @@ type ResumeOptions struct {
 	RunID   string
 	Output  string
 	Approve string
+	// Force takes over a run claimed by a process on another host (which lovia cannot
+	// check).
+	Force bool
 	// outputSet / approveSet report the flags were typed (otherwise the run's own).
 	outputSet, approveSet bool
 	// Signals delivers SIGINT/SIGTERM (nil: the process's).
@@ -71,6 +74,7 @@ Exit codes as for lovia run: 0 completed, 1 failed, 2 usage error or unknown run
 	fl := c.Flags()
 	fl.StringVar(&opts.Output, "output", "", "output format: text, json or stream-json (default: the run's, else text)")
 	fl.StringVar(&opts.Approve, "approve", "", "answer for actions that need approval: none or all (default: the run's, else none)")
+	fl.BoolVar(&opts.Force, "force", false, "take over a run held by a process on another machine sharing the database (only if that process is gone)")
 	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "stream-json"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("approve", cobra.FixedCompletions([]string{"none", "all"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
@@ -88,7 +92,7 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 	}
 	st, snap, err := app.ReadSettings(ctx, s.DB.Checkpoints(), runID)
 	if err == nil {
-		err = refuseHeld(ctx, s, runID)
+		err = refuseHeld(ctx, s, runID, opts.Force)
 	}
 	dbPath := s.Config.DB
 	s.Close()
@@ -178,11 +182,22 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 	return followRun(f, a, h, format, sigs)
 }
 
-// refuseHeld fails when a live lovia process is running runID.
-func refuseHeld(ctx context.Context, s *app.Store, runID string) error {
+// refuseHeld fails when a live lovia process is running runID. With force, a claim
+// from another host (whose process lovia cannot check) is broken instead.
+func refuseHeld(ctx context.Context, s *app.Store, runID string, force bool) error {
 	h, err := s.DB.HolderOf(ctx, runID)
 	if err != nil || h == nil {
 		return err
+	}
+	host, _ := os.Hostname()
+	if h.Host != host {
+		if force {
+			_, err := s.DB.BreakClaim(ctx, runID)
+			return err
+		}
+		return errs.Newf(errs.KindRunConflict,
+			fmt.Sprintf("lovia cannot check processes on %s; if that process is gone, take the run over with: lovia resume %s --force", h.Host, runID),
+			"run %s is held by a lovia process on another machine (%s)", runID, h)
 	}
 	return errs.Newf(errs.KindRunConflict,
 		fmt.Sprintf("wait for it to finish, or stop it (kill -INT %d) and resume it then; `lovia runs show %s` shows its state", h.PID, runID),

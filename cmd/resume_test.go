@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -119,5 +120,30 @@ func TestResumeInProcess(t *testing.T) {
 	}
 	if code := e.run(e.repoB, "-s", "ses_other", "resume", "job"); code != 0 || !strings.Contains(e.errb.String(), "--session/--continue ignored") {
 		t.Errorf("resume -s: %d %s", code, e.errb)
+	}
+}
+
+// TestResumeForeignClaim: a run claimed by a process on another machine is refused
+// with a --force hint; --force breaks the claim and resumes.
+func TestResumeForeignClaim(t *testing.T) {
+	e := newStoreEnv(t)
+	e.seedRun(e.repoA, "ses_a", "run_x", store.StatusRunning, sampleEntries("run_x", "x")[:3], usage.Usage{})
+	db, err := sql.Open("sqlite", e.dbPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE run_claims SET host = 'build-box-7', pid = 4242 WHERE run_id = 'run_x'`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if code := e.run(e.repoA, "resume", "run_x"); code != 2 || !strings.Contains(e.errb.String(), "on another machine") ||
+		!strings.Contains(e.errb.String(), "lovia resume run_x --force") {
+		t.Fatalf("foreign claim: %d %s", code, e.errb)
+	}
+	// With --force the claim is gone; the seeded run's relative script path then
+	// fails to resolve, which proves the resume got past the claim.
+	code := e.run(e.repoA, "resume", "run_x", "--force")
+	if strings.Contains(e.errb.String(), "another machine") || !strings.Contains(e.errb.String(), "s.yaml") {
+		t.Fatalf("--force: %d %s", code, e.errb)
 	}
 }
