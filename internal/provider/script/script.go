@@ -309,15 +309,15 @@ func (p *Provider) pick(req provider.Request) (int, int, error) {
 func RepliesInView(entries []transcript.Entry) (string, int) {
 	runID := ""
 	for i := len(entries) - 1; i >= 0; i-- {
-		if e := entries[i]; e.RunID != "" && !e.Synthetic {
+		if e := &entries[i]; e.RunID != "" && !e.Synthetic {
 			runID = e.RunID
 			break
 		}
 	}
 	start := 0
 	if runID != "" {
-		for i, e := range entries {
-			if e.RunID == runID {
+		for i := range entries {
+			if entries[i].RunID == runID {
 				start = i
 				break
 			}
@@ -325,7 +325,8 @@ func RepliesInView(entries []transcript.Entry) (string, int) {
 	}
 	n := 0
 	inReply := false
-	for _, e := range entries[start:] {
+	for i := start; i < len(entries); i++ {
+		e := &entries[i]
 		if e.RunID != "" && e.RunID != runID {
 			inReply = false
 			continue
@@ -347,8 +348,8 @@ func RepliesInView(entries []transcript.Entry) (string, int) {
 func countReplies(entries []transcript.Entry) int {
 	n := 0
 	inReply := false
-	for _, e := range entries {
-		switch e.Type {
+	for i := range entries {
+		switch entries[i].Type {
 		case transcript.TypeAssistantText, transcript.TypeReasoning, transcript.TypeToolCall:
 			if !inReply {
 				n++
@@ -504,7 +505,8 @@ func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 // estimate is bytes/4 of what was sent and what came back.
 func estimate(req provider.Request, reply []transcript.Entry) usage.Usage {
 	in := len(req.System)
-	for _, e := range req.Entries {
+	for i := range req.Entries {
+		e := &req.Entries[i]
 		in += len(e.Text) + len(e.Args) + len(e.Name)
 	}
 	for _, t := range req.Tools {
