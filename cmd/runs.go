@@ -137,31 +137,15 @@ func runsList(ctx context.Context, opts *RunsOptions) error {
 	}
 	defer s.Close()
 	filter := sqlite.RunFilter{Status: status, Limit: opts.Limit}
-	var inRepo map[string]bool
 	repo := app.Repo(s.Config)
-	if !opts.All {
-		sessions, err := s.DB.Sessions().ListSessions(ctx, sqlite.SessionFilter{Repo: repo})
-		if err != nil {
-			return err
-		}
-		inRepo = map[string]bool{}
-		for _, si := range sessions {
-			inRepo[si.ID] = true
-		}
-		filter.Limit = 0 // the repository filter applies after the query
+	var runs []sqlite.RunInfo
+	if opts.All {
+		runs, err = s.DB.Checkpoints().ListRuns(ctx, filter)
+	} else {
+		runs, err = repoRuns(ctx, s, repo, filter)
 	}
-	runs, err := s.DB.Checkpoints().ListRuns(ctx, filter)
 	if err != nil {
 		return err
-	}
-	if inRepo != nil {
-		kept := runs[:0]
-		for _, r := range runs {
-			if inRepo[r.SessionID] && (opts.Limit == 0 || len(kept) < opts.Limit) {
-				kept = append(kept, r)
-			}
-		}
-		runs = kept
 	}
 	if runs == nil {
 		runs = []sqlite.RunInfo{}
@@ -201,6 +185,43 @@ func runsList(ctx context.Context, opts *RunsOptions) error {
 		}
 	}
 	return nil
+}
+
+// repoRuns lists the runs of repo's sessions. The repository is known per session,
+// not per run, so it reads a growing window of the most recent runs until it has
+// filter.Limit of them (or has read them all).
+func repoRuns(ctx context.Context, s *app.Store, repo string, filter sqlite.RunFilter) ([]sqlite.RunInfo, error) {
+	sessions, err := s.DB.Sessions().ListSessions(ctx, sqlite.SessionFilter{Repo: repo})
+	if err != nil {
+		return nil, err
+	}
+	inRepo := map[string]bool{}
+	for _, si := range sessions {
+		inRepo[si.ID] = true
+	}
+	limit := filter.Limit
+	window := 0
+	if limit > 0 {
+		window = max(4*limit, 100)
+	}
+	for {
+		f := filter
+		f.Limit = window
+		all, err := s.DB.Checkpoints().ListRuns(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		var kept []sqlite.RunInfo
+		for _, r := range all {
+			if inRepo[r.SessionID] && (limit == 0 || len(kept) < limit) {
+				kept = append(kept, r)
+			}
+		}
+		if window == 0 || len(kept) == limit || len(all) < window {
+			return kept, nil
+		}
+		window *= 4
+	}
 }
 
 func statusWord(s store.Status) string {

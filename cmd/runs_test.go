@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -297,5 +298,33 @@ func TestCompactAndAgo(t *testing.T) {
 	}
 	if got := oneLine("a\n b\t c", 4); got != "a b…" {
 		t.Errorf("oneLine %q", got)
+	}
+}
+
+// TestRunsListRepoWindow: the repository's runs are found even behind many newer
+// runs of other repositories.
+func TestRunsListRepoWindow(t *testing.T) {
+	e := newStoreEnv(t)
+	e.seedRun(e.repoA, "ses_a", "run_old_a", store.StatusCompleted, sampleEntries("run_old_a", "old"), usage.Usage{})
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, e.dbPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Sessions().EnsureSession(ctx, "ses_b", sqlite.SessionMeta{Cwd: e.repoB, Repo: e.repoB}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 130 {
+		id := "run_b_" + strconv.Itoa(i)
+		if err := db.Checkpoints().Append(ctx, id, sampleEntries(id, "b")[:1], store.Head{Status: store.StatusFailed, SessionID: "ses_b", Agent: "coder"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	if code := e.run(e.repoA, "runs", "-L", "1"); code != 0 || !strings.HasPrefix(e.out.String(), "run_old_a\t") || strings.Count(e.out.String(), "\n") != 1 {
+		t.Fatalf("exit %d: %q %s", code, e.out, e.errb)
+	}
+	if code := e.run(e.repoB, "runs", "-L", "0"); code != 0 || strings.Count(e.out.String(), "\n") != 130 {
+		t.Errorf("repo B, no limit: %d lines", strings.Count(e.out.String(), "\n"))
 	}
 }
