@@ -44,6 +44,9 @@ type Options struct {
 	Progress bool
 	// Verbose adds compaction, handoff and turn details to the progress.
 	Verbose bool
+	// Quiet suppresses everything on stderr but errors (-q). Without Progress, the
+	// text format still reports denied actions in one line at the end unless Quiet.
+	Quiet bool
 }
 
 // Writer renders one run. Event is called for every event in order; Finish once at
@@ -200,6 +203,7 @@ type textWriter struct {
 	out, err io.Writer
 	opts     Options
 	term     *event.Event
+	denied   []Denial
 	// approvals remembers approval requests by call so a denial can name what was asked.
 	approvals map[string]*event.Approval
 }
@@ -224,7 +228,8 @@ func (w *textWriter) Event(ev event.Event) error {
 			w.progress("  ✓ %s (%d ms) %s", ev.Name, ev.DurationMS, oneLine(ev.Output, 100))
 		}
 	case event.ToolCallFailed:
-		if _, ok := denial(ev); ok {
+		if d, ok := denial(ev); ok {
+			w.denied = append(w.denied, d)
 			what := ev.Approval.Summary
 			if what == "" {
 				what = ev.Name
@@ -269,6 +274,14 @@ func (w *textWriter) Finish(res *runtime.Result, err error) error {
 		if _, err := io.WriteString(w.out, strings.TrimRight(out, "\n")+"\n"); err != nil {
 			return err
 		}
+	}
+	if len(w.denied) > 0 && !w.opts.Progress && !w.opts.Verbose && !w.opts.Quiet {
+		var what []string
+		for _, d := range w.denied {
+			what = append(what, oneLine(d.Summary, 80))
+		}
+		fmt.Fprintf(w.err, "lovia: denied %d action(s) that needed approval (rerun with --approve all to allow): %s\n",
+			len(w.denied), strings.Join(what, "; "))
 	}
 	if w.opts.Verbose {
 		w.progress("· %s in %d turns, %d in / %d out tokens (%d cached)", s.Status, s.Turns,

@@ -163,3 +163,25 @@ func TestParseFormat(t *testing.T) {
 		t.Errorf("yaml: %v", err)
 	}
 }
+
+func TestTextReportsDenialsWithoutProgress(t *testing.T) {
+	denied := event.Event{Type: event.ToolCallFailed, CallID: "c", Name: "shell", IsError: true,
+		Approval: &event.Approval{Summary: "go test ./...", Decision: "denied_by_default"}}
+	for _, tt := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{}, "lovia: denied 1 action(s) that needed approval (rerun with --approve all to allow): go test ./...\n"},
+		{Options{Quiet: true}, ""},
+		{Options{Progress: true}, "  ✗ denied: go test ./... (denied_by_default; rerun with --approve all to allow)\n"},
+	} {
+		var out, errb bytes.Buffer
+		w := New(Text, &out, &errb, tt.opts)
+		w.Event(denied)
+		w.Event(event.Event{Type: event.RunCompleted, Status: "completed", FinalOutput: "done"})
+		w.Finish(nil, nil)
+		if errb.String() != tt.want {
+			t.Errorf("%+v: stderr %q, want %q", tt.opts, errb.String(), tt.want)
+		}
+	}
+}
