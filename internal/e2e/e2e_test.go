@@ -701,6 +701,11 @@ func TestDemo(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || len(sum.Denied) != 2 || sum.Denied[0].Name != "shell" {
 		t.Errorf("json denials %+v (%v):\n%s", sum.Denied, err, r.stdout)
 	}
+	// Plain text without -v still says what was denied, in one line.
+	r = e2.run(nil, "run", "-m", "script:"+script, "fix the failing test")
+	if !strings.Contains(r.stderr, "lovia: denied 2 action(s) that needed approval (rerun with --approve all to allow): run the tests: go test ./...") {
+		t.Errorf("text denials: %q", r.stderr)
+	}
 }
 
 func TestEval(t *testing.T) {
