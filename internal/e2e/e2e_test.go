@@ -754,3 +754,21 @@ cases:
 		t.Errorf("missing file: exit %d", r.code)
 	}
 }
+
+// TestCwdFlag: -C moves the workspace (tools, config, instructions) but script: paths
+// stay relative to where the command was typed.
+func TestCwdFlag(t *testing.T) {
+	e := newEnv(t)
+	e.write("script.yaml", "turns:\n  - tool_calls: [{name: read_file, args: {path: note.txt}}]\n  - text: read it\n")
+	e.write("sub/note.txt", "inside sub\n")
+	r := e.run(nil, "run", "-C", "sub", "-m", "script:script.yaml", "--output", "stream-json", "read the note")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "inside sub") {
+		t.Errorf("the tool did not read sub/note.txt:\n%s", r.stdout)
+	}
+	if r = e.run(nil, "run", "-C", "missing", "-m", "script:script.yaml", "x"); r.code != 2 || !strings.Contains(r.stderr, "does not exist") {
+		t.Errorf("missing -C dir: exit %d %s", r.code, r.stderr)
+	}
+}
