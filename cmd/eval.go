@@ -157,7 +157,7 @@ func evalRun(ctx context.Context, opts *EvalOptions) error {
 }
 
 // progressLine is one sample's line on a terminal: "[3/8] case name ✓" (with the
-// sample number when a case has several, and the error of a failed run).
+// sample number when a case has several, and why a failed sample failed).
 func progressLine(done, total int, r eval.SampleResult) string {
 	mark := "✓"
 	if !r.Pass {
@@ -168,8 +168,14 @@ func progressLine(done, total int, r eval.SampleResult) string {
 		name += fmt.Sprintf(" #%d", r.Sample+1)
 	}
 	line := fmt.Sprintf("[%d/%d] %s %s", done, total, name, mark)
-	if r.Error != "" {
-		line += "  " + strings.Join(strings.Fields(r.Error), " ")
+	why := r.Error
+	for _, c := range r.Checks {
+		if why == "" && !c.Pass {
+			why = c.Name + ": " + c.Detail
+		}
+	}
+	if !r.Pass && why != "" {
+		line += "  " + strings.Join(strings.Fields(why), " ")
 	}
 	return line
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/lovia-dev/lovia/internal/app"
+	"github.com/lovia-dev/lovia/internal/eval"
 )
 
 // shippedEvals is the offline cases file in testdata/evals.
@@ -161,5 +162,26 @@ func TestEvalProgressOnTerminal(t *testing.T) {
 	e.run(e.repoA, "eval", shippedEvals(t))
 	if e.errb.Len() != 0 {
 		t.Errorf("progress on a non-terminal stderr: %q", e.errb)
+	}
+}
+
+func TestEvalProgressLine(t *testing.T) {
+	tests := []struct {
+		done, total int
+		r           eval.SampleResult
+		want        string
+	}{
+		{1, 2, eval.SampleResult{Case: "greeting", Pass: true}, "[1/2] greeting ✓"},
+		{2, 4, eval.SampleResult{Case: "explores", Sample: 1, Pass: true}, "[2/4] explores #2 ✓"},
+		{3, 4, eval.SampleResult{Case: "explores", Checks: []eval.CheckResult{
+			{Name: "contains \"x\"", Verdict: eval.Verdict{Pass: true}},
+			{Name: "max_turns 2", Verdict: eval.Verdict{Detail: "took 3 turns (max 2)"}},
+		}}, "[3/4] explores ✗  max_turns 2: took 3 turns (max 2)"},
+		{4, 4, eval.SampleResult{Case: "boom", Error: "provider said\nno"}, "[4/4] boom ✗  provider said no"},
+	}
+	for _, tt := range tests {
+		if got := progressLine(tt.done, tt.total, tt.r); got != tt.want {
+			t.Errorf("progressLine = %q, want %q", got, tt.want)
+		}
 	}
 }
