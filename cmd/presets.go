@@ -78,6 +78,10 @@ func presetsRun(opts *PresetsOptions) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(f.IO.Out, "\n* default (%s)\n", cfg.Source("preset"))
+	if src := cfg.Source("preset"); src.Layer == config.LayerDefault {
+		fmt.Fprintln(f.IO.Out, "\n* used when --preset is not given")
+	} else {
+		fmt.Fprintf(f.IO.Out, "\n* used when --preset is not given (set by %s)\n", src)
+	}
 	return nil
 }
