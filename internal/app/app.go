@@ -431,8 +431,8 @@ func (a *App) Resume(ctx context.Context, runID string, ro RunOptions) (*runtime
 	return runtime.Resume(ctx, pr.Agent, runID, pr.Options), pr, nil
 }
 
-// ReadSettings returns the settings recorded by run runID in the database at dbPath
-// (errs.KindNotFound for an unknown run).
+// ReadSettings returns the settings run runID recorded in its checkpoint, with the
+// snapshot (errs.KindNotFound for an unknown run).
 func ReadSettings(ctx context.Context, cp store.Checkpointer, runID string) (*Settings, *store.Snapshot, error) {
 	snap, err := cp.Load(ctx, runID)
 	if errors.Is(err, store.ErrNotFound) {
