@@ -174,6 +174,16 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 		defer signal.Stop(ch)
 		sigs = ch
 	}
+	// Hold the run from here on, so of two resumes started at once the loser is refused
+	// before it emits anything (the runtime's first checkpoint write would refuse it
+	// too, after its run_started event).
+	if a.DB != nil {
+		release, err := a.DB.Claim(ctx, runID)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	h, pr, err := a.Resume(ctx, runID, app.RunOptions{Approvals: approvals, OutputSchema: st.OutputSchema, Flags: flags})
 	if err != nil {
 		return err

@@ -882,3 +882,51 @@ func TestResumeSignals(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentResumes: two `lovia resume` of the same crashed run started at once:
+// one runs it, the other is refused (or, if it came late, replays the result); the
+// call left without a result re-runs once, not twice.
+func TestConcurrentResumes(t *testing.T) {
+	e := newEnv(t)
+	e.write("s.yaml", `turns:
+  - text: "working"
+    tool_calls:
+      - {name: shell, args: {command: "echo a >> side.log; sleep 1"}}
+  - text: "done"
+`)
+	cmd, events, _ := e.startStream("run", "--run-id", "twice", "--approve", "all", "-m", "script:s.yaml", "--output", "stream-json", "go")
+	waitEvent(t, events, "tool_call_started")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, _ := os.ReadFile(filepath.Join(e.dir, "side.log")); len(b) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+
+	var wg sync.WaitGroup
+	rs := make([]result, 2)
+	for i := range rs {
+		wg.Go(func() { rs[i] = e.run(nil, "resume", "twice", "--output", "text") })
+	}
+	wg.Wait()
+	ok, refused := 0, 0
+	for _, r := range rs {
+		switch {
+		case r.code == 0 && r.stdout == "done\n":
+			ok++
+		case r.code == 2 && strings.Contains(r.stderr, "another lovia process"):
+			refused++
+		default:
+			t.Errorf("resume: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+		}
+	}
+	if ok < 1 || ok+refused != 2 {
+		t.Errorf("%d completed, %d refused", ok, refused)
+	}
+	if side, _ := os.ReadFile(filepath.Join(e.dir, "side.log")); string(side) != "a\na\n" {
+		t.Errorf("side effects %q: the interrupted call must re-run exactly once", side)
+	}
+}
