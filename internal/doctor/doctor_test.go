@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -382,5 +383,28 @@ func TestSandboxOff(t *testing.T) {
 	r := find(t, e.run(Options{Flags: e.script()}), "sandbox")
 	if r.Status != Warn || !strings.Contains(r.Detail, "off in config") {
 		t.Fatalf("sandbox check %+v", r)
+	}
+}
+
+func TestMCPServerStartsAndListsTools(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the MCP test server")
+	}
+	bin := filepath.Join(t.TempDir(), "testserver")
+	if out, err := exec.Command("go", "build", "-o", bin, "../plugin/mcp/testserver").CombinedOutput(); err != nil {
+		t.Fatalf("building the MCP test server: %v\n%s", err, out)
+	}
+	e := newEnv(t)
+	e.writeProjectConfig("mcp:\n  servers:\n    test:\n      command: " + bin + "\n      startup_timeout: 20s\n    broken:\n      command: " + filepath.Join(e.dir, "missing") + "\n")
+	rs := e.run(Options{Flags: e.script()})
+	ok := find(t, rs, "mcp test")
+	if ok.Status != OK || !strings.Contains(ok.Detail, "started") || !strings.Contains(ok.Detail, " tools") || strings.Contains(ok.Detail, " 0 tools") {
+		t.Errorf("working server: %+v", ok)
+	}
+	if bad := find(t, rs, "mcp broken"); bad.Status != Fail {
+		t.Errorf("broken server: %+v", bad)
+	}
+	if !Failed(rs) {
+		t.Error("a failing server must fail the check-up")
 	}
 }
