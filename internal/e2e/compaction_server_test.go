@@ -34,6 +34,11 @@ type cmpServer struct {
 	reqs      []cmpRequest // agent requests, in order
 	summaries int
 	overflows []int // token estimates of refused requests
+	// holdAt > 0: the holdAt-th agent request (1-based) is recorded, held is
+	// closed, and the reply waits until the client goes away (a test interrupts
+	// lovia meanwhile); the scripted turn stays for the next request.
+	holdAt int
+	held   chan struct{}
 }
 
 // cmpRequest is one agent request as the server saw it.
@@ -91,9 +96,15 @@ func (s *cmpServer) serve(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, `{"error":{"message":"cmpServer: script exhausted","type":"invalid_request_error"}}`, http.StatusBadRequest)
 			return
 		}
+		s.reqs = append(s.reqs, cmpRequest{body: raw, tokens: tokens, messages: req.Messages, tools: req.Tools})
+		if len(s.reqs) == s.holdAt {
+			s.mu.Unlock()
+			close(s.held)
+			<-r.Context().Done()
+			return
+		}
 		turn = s.script[s.served]
 		s.served++
-		s.reqs = append(s.reqs, cmpRequest{body: raw, tokens: tokens, messages: req.Messages, tools: req.Tools})
 	}
 	n := s.served + s.summaries
 	s.mu.Unlock()
@@ -119,6 +130,22 @@ func cmpSummaryText(n int) string {
 		}
 	}
 	return b.String()
+}
+
+// push appends agent turns to the script (the next run of a session).
+func (s *cmpServer) push(turns ...providertest.Turn) {
+	s.mu.Lock()
+	s.script = append(s.script, turns...)
+	s.mu.Unlock()
+}
+
+// hold makes the n-th agent request hang; the returned channel closes when it
+// arrives.
+func (s *cmpServer) hold(n int) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holdAt, s.held = n, make(chan struct{})
+	return s.held
 }
 
 func (s *cmpServer) snapshot() (reqs []cmpRequest, summaries int, overflows []int) {

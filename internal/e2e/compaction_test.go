@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -84,16 +85,27 @@ func cmpScript(c cmpCase) []providertest.Turn {
 	return append(turns, providertest.Turn{Text: "Read everything; done."})
 }
 
-func runCompactionCase(t *testing.T, c cmpCase) cmpReport {
-	t.Helper()
+// cmpSetup starts the server with c's script and a workspace holding big.txt with
+// slices for slices turns.
+func cmpSetup(t *testing.T, c cmpCase, slices int) (*cmpServer, *env) {
 	srv := newCmpServer(t, cmpWindow, cmpScript(c))
 	e := provEnv(t, nil)
 	e.vars = append(e.vars, "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY="+providertest.APIKey)
 	e.write(".lovia/config.yaml", fmt.Sprintf("models:\n  openai:%s:\n    context_window: %d\n", cmpModel, cmpWindow))
-	e.write("big.txt", cmpBigFile(c.turns*cmpBigLines))
+	e.write("big.txt", cmpBigFile(slices*cmpBigLines))
+	return srv, e
+}
 
-	p := provRun(e, 5*time.Minute, "run", "--model", "openai:"+cmpModel, "--output", "stream-json", "--approve", "all",
-		"--policy", "trusted", "--max-turns", fmt.Sprint(c.turns+5), "page through big.txt with the shell, one slice per step")
+// cmpArgs runs a session of c's length.
+func cmpArgs(c cmpCase) []string {
+	return []string{"run", "--model", "openai:" + cmpModel, "--output", "stream-json", "--approve", "all",
+		"--policy", "trusted", "--max-turns", fmt.Sprint(c.turns + 5), "page through big.txt with the shell, one slice per step"}
+}
+
+func runCompactionCase(t *testing.T, c cmpCase) cmpReport {
+	t.Helper()
+	srv, e := cmpSetup(t, c, c.turns)
+	p := provRun(e, 5*time.Minute, cmpArgs(c)...)
 	rep := cmpReport{wall: time.Since(p.started), cpu: p.cpu(), stages: map[string]int{}}
 	reqs, summaries, overflows := srv.snapshot()
 	rep.requests, rep.summaries = len(reqs), summaries
@@ -115,7 +127,12 @@ func runCompactionCase(t *testing.T, c cmpCase) cmpReport {
 		}
 	}
 
-	// Which turns compacted (request i is turn i+1).
+	// Request i is made by the i-th turn started.
+	started := p.ofType("turn_started")
+	if len(started) != len(reqs) {
+		t.Fatalf("%d turns started for %d requests", len(started), len(reqs))
+	}
+	turnOf := func(i int) int { return int(started[i]["turn"].(float64)) }
 	burst := map[int]bool{}
 	for _, ev := range p.ofType("context_compacted") {
 		turn := int(ev["turn"].(float64))
@@ -139,7 +156,7 @@ func runCompactionCase(t *testing.T, c cmpCase) cmpReport {
 	for i, r := range reqs {
 		rep.maxTokens = max(rep.maxTokens, r.tokens)
 		if r.tokens > rep.usable {
-			t.Errorf("request %d (turn %d): %d tokens estimated, over the usable %d", i, i+1, r.tokens, rep.usable)
+			t.Errorf("request %d (turn %d): %d tokens estimated, over the usable %d", i, turnOf(i), r.tokens, rep.usable)
 		}
 		st.Add(r.prompt())
 		bodySt.Add(r.body)
@@ -148,14 +165,14 @@ func runCompactionCase(t *testing.T, c cmpCase) cmpReport {
 		}
 		// Between bursts the request extends the previous one verbatim.
 		prev := reqs[i-1]
-		if burst[i+1] {
+		if burst[turnOf(i)] {
 			continue
 		}
 		rep.calmTransitions++
 		if why := cmpExtends(prev, r); why != "" {
 			rep.prefixBreak++
 			if rep.prefixBreak <= 3 {
-				t.Errorf("turn %d did not compact, yet its request does not extend turn %d's: %s", i+1, i, why)
+				t.Errorf("turn %d did not compact, yet its request does not extend turn %d's: %s", turnOf(i), turnOf(i-1), why)
 			}
 		}
 	}
@@ -221,4 +238,138 @@ func TestCompactionLongRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cmpBursts returns the turns of p that compacted.
+func cmpBursts(p provProc) map[int]bool {
+	out := map[int]bool{}
+	for _, ev := range p.ofType("context_compacted") {
+		out[int(ev["turn"].(float64))] = true
+	}
+	return out
+}
+
+// TestCompactionAcrossRuns: the next run of a session starts from the decisions the
+// previous run made (carried state), so its first request extends the previous
+// run's last one verbatim, and the provider's cache stays warm across runs. A
+// fresh state would face the whole uncompacted transcript and burst at once.
+func TestCompactionAcrossRuns(t *testing.T) {
+	c := cmpCase{turns: 24, big: func(int) bool { return true }}
+	srv, e := cmpSetup(t, c, c.turns+1)
+	p1 := provRun(e, 2*time.Minute, cmpArgs(c)...)
+	if p1.code != 0 {
+		t.Fatalf("run 1: exit %d\nstderr: %s", p1.code, provTail(p1.stderr, 2000))
+	}
+	ses := provStr(p1.terminal(t, "run_completed")["session_id"])
+	reqs1, _, _ := srv.snapshot()
+	last := reqs1[len(reqs1)-1]
+	budget := compaction.Config{}.BudgetFor(cmpWindow)
+	// Precondition: room for the next run's first request without a burst.
+	if last.tokens > budget.CompactAt-3000 {
+		t.Fatalf("run 1 ended at %d tokens, too close to compact_at %d for this test; change the turn count", last.tokens, budget.CompactAt)
+	}
+
+	from := c.turns*cmpBigLines + 1
+	srv.push(
+		providertest.Turn{Text: "One more slice.", Calls: []providertest.Call{{ID: "call_next", Name: "shell",
+			Args: fmt.Sprintf(`{"command":"sed -n '%d,%dp' big.txt"}`, from, from+cmpBigLines-1)}}},
+		providertest.Turn{Text: "Second run done."})
+	p2 := provRun(e, 2*time.Minute, "run", "--model", "openai:"+cmpModel, "--output", "stream-json", "--approve", "all",
+		"--policy", "trusted", "-s", ses, "read one more slice")
+	if p2.code != 0 {
+		t.Fatalf("run 2: exit %d\nstderr: %s", p2.code, provTail(p2.stderr, 2000))
+	}
+	p2.terminal(t, "run_completed")
+	reqs, _, _ := srv.snapshot()
+	if len(reqs) != len(reqs1)+2 {
+		t.Fatalf("run 2 made %d requests, want 2", len(reqs)-len(reqs1))
+	}
+	first := reqs[len(reqs1)]
+	if cmpBursts(p2)[1] {
+		t.Errorf("run 2 compacted on its first turn: the session's decisions were not carried over")
+	}
+	if why := cmpExtends(last, first); why != "" {
+		t.Errorf("run 2's first request does not extend run 1's last: %s", why)
+	}
+	var st compaction.Stability
+	st.Add(last.prompt())
+	st.Add(first.prompt())
+	t.Logf("run 1: %d requests, last %d tokens; run 2 first request %d tokens, %.4f of run 1's last carried", len(reqs1), last.tokens, first.tokens, st.Ratio())
+}
+
+// TestCompactionResume: a run interrupted while a model request is in flight resumes
+// with the compaction state from its checkpoint: the retried request is the very
+// one that was interrupted, and the run goes on without extra bursts.
+func TestCompactionResume(t *testing.T) {
+	c := cmpCase{turns: 30, big: func(int) bool { return true }}
+	srv, e := cmpSetup(t, c, c.turns)
+	const holdAt = 22
+	held := srv.hold(holdAt)
+	cmd, events, errb := e.startStream(cmpArgs(c)...)
+	select {
+	case <-held:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("request %d never came\nstderr: %s", holdAt, provTail(errb.String(), 2000))
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	var runID string
+	var bursts1 = map[int]bool{}
+	for ev := range events {
+		if id := provStr(ev["run_id"]); id != "" {
+			runID = id
+		}
+		if ev["type"] == "context_compacted" {
+			bursts1[int(ev["turn"].(float64))] = true
+		}
+	}
+	_ = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("interrupted run exit %d, want 130\nstderr: %s", code, provTail(errb.String(), 2000))
+	}
+	before, _, _ := srv.snapshot()
+	interrupted := before[holdAt-1]
+
+	p := provRun(e, 2*time.Minute, "resume", runID)
+	if p.code != 0 {
+		t.Fatalf("resume: exit %d\nstderr: %s", p.code, provTail(p.stderr, 2000))
+	}
+	p.terminal(t, "run_completed")
+	reqs, _, _ := srv.snapshot()
+	if len(reqs) != c.turns+2 { // the interrupted request is asked again
+		t.Fatalf("%d requests in all, want %d", len(reqs), c.turns+2)
+	}
+	again := reqs[holdAt]
+	if !bytes.Equal(interrupted.prompt(), again.prompt()) {
+		why := cmpExtends(interrupted, again)
+		if why == "" {
+			why = "it has more messages"
+		}
+		t.Errorf("the resumed request for turn %d is not the interrupted one (bursts before: %v, after: %v): %s", holdAt, bursts1, cmpBursts(p), why)
+	}
+	// From there on, as in any run: calm turns extend the previous request. The
+	// k-th turn the resumed run starts makes request holdAt+k.
+	bursts2 := cmpBursts(p)
+	started := p.ofType("turn_started")
+	if len(started) != len(reqs)-holdAt {
+		t.Fatalf("the resumed run started %d turns for %d requests", len(started), len(reqs)-holdAt)
+	}
+	if first := int(started[0]["turn"].(float64)); first != holdAt {
+		t.Logf("note: the resumed run numbers the repeated turn %d %d (the interrupted attempt counted as a turn)", holdAt, first)
+	}
+	for i := holdAt + 1; i < len(reqs); i++ {
+		turn := int(started[i-holdAt]["turn"].(float64))
+		if bursts2[turn] {
+			continue
+		}
+		if why := cmpExtends(reqs[i-1], reqs[i]); why != "" {
+			t.Errorf("resumed turn %d did not compact, yet does not extend the previous request: %s", turn, why)
+		}
+	}
+	var st compaction.Stability
+	for _, r := range reqs {
+		st.Add(r.prompt())
+	}
+	t.Logf("interrupted at turn %d, resumed; %d requests, bursts before %d after %d, prefix stability %.4f", holdAt, len(reqs), len(bursts1), len(bursts2), st.Ratio())
 }

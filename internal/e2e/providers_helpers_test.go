@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,10 +55,20 @@ func provRun(e *env, timeout time.Duration, args ...string) provProc {
 	cmd.Dir, cmd.Env = e.dir, e.vars
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	// On timeout, SIGQUIT: the Go runtime prints every goroutine's stack, which
+	// says where lovia hung.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+	cmd.WaitDelay = 5 * time.Second
 	p := provProc{started: time.Now()}
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		e.t.Fatalf("lovia %v did not finish in %s\nstderr: %s", args, timeout, provTail(errb.String(), 2000))
+		dump, _ := os.CreateTemp("", "lovia-e2e-hang-*.txt")
+		if dump != nil {
+			_, _ = dump.Write(errb.Bytes())
+			_ = dump.Close()
+		}
+		e.t.Fatalf("lovia %v did not finish in %s (goroutine dump in %s)\nstdout: %s\nstderr: %s", args, timeout,
+			dump.Name(), provTail(out.String(), 1500), provTail(errb.String(), 3000))
 	}
 	p.code = 0
 	if ee, ok := err.(*exec.ExitError); ok {
