@@ -90,7 +90,12 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 	if err != nil {
 		return err
 	}
-	st, snap, err := app.ReadSettings(ctx, s.DB.Checkpoints(), runID)
+	runID, err = resolveRunID(ctx, s, runID)
+	var st *app.Settings
+	var snap *store.Snapshot
+	if err == nil {
+		st, snap, err = app.ReadSettings(ctx, s.DB.Checkpoints(), runID)
+	}
 	if err == nil {
 		err = refuseHeld(ctx, s, runID, opts.Force)
 	}

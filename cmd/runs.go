@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -224,6 +225,43 @@ func repoRuns(ctx context.Context, s *app.Store, repo string, filter sqlite.RunF
 	}
 }
 
+// resolveRunID returns id if a run has it, else the one run whose id starts with it
+// (ids are long; a unique prefix is enough). Unknown ids are returned as they are, for
+// the caller's not-found error.
+func resolveRunID(ctx context.Context, s *app.Store, id string) (string, error) {
+	_, err := s.DB.Checkpoints().GetRun(ctx, id)
+	if err == nil || errs.KindOf(err) != errs.KindNotFound || id == "" {
+		return id, err
+	}
+	runs, err := s.DB.Checkpoints().ListRuns(ctx, sqlite.RunFilter{})
+	if err != nil {
+		return "", err
+	}
+	var ids []string
+	for _, r := range runs {
+		if strings.HasPrefix(r.ID, id) {
+			ids = append(ids, r.ID)
+		}
+	}
+	return pickPrefix("run", id, ids)
+}
+
+func pickPrefix(what, prefix string, ids []string) (string, error) {
+	switch len(ids) {
+	case 0:
+		return prefix, nil
+	case 1:
+		return ids[0], nil
+	}
+	slices.Sort(ids)
+	shown := ids
+	if len(shown) > 5 {
+		shown = append(shown[:5:5], "…")
+	}
+	return "", errs.Newf(errs.KindUsage, "type more of the id",
+		"%s id %q is ambiguous: %d ids start with it (%s)", what, prefix, len(ids), strings.Join(shown, ", "))
+}
+
 func statusWord(s store.Status) string {
 	if s == "" {
 		return ""
@@ -257,6 +295,9 @@ func runsShow(ctx context.Context, opts *RunsOptions) error {
 		return err
 	}
 	defer s.Close()
+	if opts.ID, err = resolveRunID(ctx, s, opts.ID); err != nil {
+		return err
+	}
 	cp := s.DB.Checkpoints()
 	info, err := cp.GetRun(ctx, opts.ID)
 	if err != nil {

@@ -328,3 +328,33 @@ func TestRunsListRepoWindow(t *testing.T) {
 		t.Errorf("repo B, no limit: %d lines", strings.Count(e.out.String(), "\n"))
 	}
 }
+
+func TestIDPrefixes(t *testing.T) {
+	e := newStoreEnv(t)
+	e.seedStandard()
+	tests := []struct {
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{[]string{"runs", "show", "run_b"}, 0, "run      run_b1", ""},
+		{[]string{"runs", "show", "run_a"}, 2, "", `run id "run_a" is ambiguous: 2 ids start with it (run_a1, run_a2)`},
+		{[]string{"runs", "show", "zzz"}, 2, "", "run zzz not found"},
+		{[]string{"sessions", "show", "ses_b"}, 0, "ses_b — other repo", ""},
+		{[]string{"sessions", "export", "ses_"}, 2, "", "type more of the id"},
+		{[]string{"resume", "run_"}, 2, "", "ambiguous"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code := e.run(e.repoA, tt.args...)
+			if code != tt.code || !strings.Contains(e.out.String(), tt.stdout) || !strings.Contains(e.errb.String(), tt.stderr) {
+				t.Errorf("exit %d\nstdout %s\nstderr %s", code, e.out, e.errb)
+			}
+		})
+	}
+	e.seedRun(e.repoA, "ses_cccc", "run_c1", store.StatusCompleted, sampleEntries("run_c1", "c"), usage.Usage{})
+	if code := e.run(e.repoA, "sessions", "rm", "ses_cc", "--yes"); code != 0 || !strings.Contains(e.errb.String(), "deleted session ses_cccc") {
+		t.Errorf("rm by prefix: %d %s", code, e.errb)
+	}
+}

@@ -177,7 +177,30 @@ type sessionData struct {
 	Entries []transcript.Entry  `json:"entries"`
 }
 
+// resolveSessionID is resolveRunID for sessions.
+func resolveSessionID(ctx context.Context, s *app.Store, id string) (string, error) {
+	_, err := s.DB.Sessions().GetSession(ctx, id)
+	if err == nil || errs.KindOf(err) != errs.KindNotFound || id == "" {
+		return id, err
+	}
+	list, err := s.DB.Sessions().ListSessions(ctx, sqlite.SessionFilter{})
+	if err != nil {
+		return "", err
+	}
+	var ids []string
+	for _, si := range list {
+		if strings.HasPrefix(si.ID, id) {
+			ids = append(ids, si.ID)
+		}
+	}
+	return pickPrefix("session", id, ids)
+}
+
 func loadSession(ctx context.Context, s *app.Store, id string) (*sessionData, error) {
+	id, err := resolveSessionID(ctx, s, id)
+	if err != nil {
+		return nil, err
+	}
 	ss := s.DB.Sessions()
 	info, err := ss.GetSession(ctx, id)
 	if err != nil {
@@ -279,6 +302,9 @@ func sessionsRm(ctx context.Context, opts *SessionsOptions) error {
 		return err
 	}
 	defer s.Close()
+	if opts.ID, err = resolveSessionID(ctx, s, opts.ID); err != nil {
+		return err
+	}
 	info, err := s.DB.Sessions().GetSession(ctx, opts.ID)
 	if err != nil {
 		return err
