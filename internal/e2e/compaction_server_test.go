@@ -26,6 +26,7 @@ import (
 // read (system prompt, messages, tool schemas) plus JSON punctuation.
 type cmpServer struct {
 	*httptest.Server
+	kind   string // providertest.KindOpenAI or KindAnthropic
 	window int
 
 	mu        sync.Mutex
@@ -43,16 +44,21 @@ type cmpServer struct {
 
 // cmpRequest is one agent request as the server saw it.
 type cmpRequest struct {
-	body     []byte
-	tokens   int               // len(body)/4
-	messages []json.RawMessage // verbatim, system message first
+	body   []byte
+	tokens int // len(body)/4
+	// messages are verbatim, system message first (Chat), or the system blocks
+	// then the messages (Anthropic), without cache_control markers: they move
+	// as the prefix grows and are not part of what the model reads.
+	messages []json.RawMessage
 	tools    json.RawMessage
+	marks    []string // Anthropic cache breakpoints (provCacheMarks)
+	decoded  map[string]any
 }
 
 const cmpSummaryMarker = "You maintain the running summary"
 
-func newCmpServer(t *testing.T, window int, script []providertest.Turn) *cmpServer {
-	s := &cmpServer{window: window, script: script}
+func newCmpServer(t *testing.T, kind string, window int, script []providertest.Turn) *cmpServer {
+	s := &cmpServer{kind: kind, window: window, script: script}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -60,30 +66,31 @@ func newCmpServer(t *testing.T, window int, script []providertest.Turn) *cmpServ
 
 func (s *cmpServer) serve(w http.ResponseWriter, r *http.Request) {
 	raw, err := io.ReadAll(r.Body)
-	if err != nil || r.URL.Path != "/v1/chat/completions" {
+	path := "/v1/chat/completions"
+	if s.kind == providertest.KindAnthropic {
+		path = "/v1/messages"
+	}
+	if err != nil || r.URL.Path != path {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	var req struct {
-		Messages []json.RawMessage `json:"messages"`
-		Tools    json.RawMessage   `json:"tools"`
-	}
-	if err := json.Unmarshal(raw, &req); err != nil || len(req.Messages) == 0 {
-		http.Error(w, "body is not a chat request", http.StatusBadRequest)
+	rec, summary, err := s.parse(raw)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	tokens := len(raw) / 4
-	var first struct{ Content string }
-	_ = json.Unmarshal(req.Messages[0], &first)
-	summary := strings.HasPrefix(first.Content, cmpSummaryMarker)
 
 	s.mu.Lock()
-	if tokens > s.window {
-		s.overflows = append(s.overflows, tokens)
+	if rec.tokens > s.window {
+		s.overflows = append(s.overflows, rec.tokens)
 		s.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprintf(w, `{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, s.window, tokens)
+		if s.kind == providertest.KindAnthropic {
+			fmt.Fprintf(w, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: %d tokens > %d maximum"}}`, rec.tokens, s.window)
+			return
+		}
+		fmt.Fprintf(w, `{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, s.window, rec.tokens)
 		return
 	}
 	var turn providertest.Turn
@@ -96,7 +103,7 @@ func (s *cmpServer) serve(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, `{"error":{"message":"cmpServer: script exhausted","type":"invalid_request_error"}}`, http.StatusBadRequest)
 			return
 		}
-		s.reqs = append(s.reqs, cmpRequest{body: raw, tokens: tokens, messages: req.Messages, tools: req.Tools})
+		s.reqs = append(s.reqs, rec)
 		if len(s.reqs) == s.holdAt {
 			s.mu.Unlock()
 			close(s.held)
@@ -109,10 +116,52 @@ func (s *cmpServer) serve(w http.ResponseWriter, r *http.Request) {
 	n := s.served + s.summaries
 	s.mu.Unlock()
 
-	turn.Usage.InputTokens = tokens
+	turn.Usage.InputTokens = rec.tokens
 	turn.Usage.OutputTokens = 20
 	w.Header().Set("Content-Type", "text/event-stream")
+	if s.kind == providertest.KindAnthropic {
+		_, _ = w.Write(providertest.AnthropicStream(turn, n))
+		return
+	}
 	_, _ = w.Write(providertest.OpenAIStream(turn, n))
+}
+
+// parse records a request body; summary reports the summarizer's requests.
+func (s *cmpServer) parse(raw []byte) (rec cmpRequest, summary bool, err error) {
+	rec = cmpRequest{body: raw, tokens: len(raw) / 4}
+	if s.kind != providertest.KindAnthropic {
+		var req struct {
+			Messages []json.RawMessage `json:"messages"`
+			Tools    json.RawMessage   `json:"tools"`
+		}
+		if err := json.Unmarshal(raw, &req); err != nil || len(req.Messages) == 0 {
+			return rec, false, fmt.Errorf("body is not a chat request: %v", err)
+		}
+		var first struct{ Content string }
+		_ = json.Unmarshal(req.Messages[0], &first)
+		rec.messages, rec.tools = req.Messages, req.Tools
+		return rec, strings.HasPrefix(first.Content, cmpSummaryMarker), nil
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return rec, false, fmt.Errorf("body is not a messages request: %v", err)
+	}
+	rec.decoded, rec.marks = m, provCacheMarks(m)
+	var system strings.Builder
+	if str, ok := m["system"].(string); ok {
+		m["system"] = []any{map[string]any{"type": "text", "text": str}}
+	}
+	for _, part := range []string{"system", "messages"} {
+		for _, v := range provList(m, part) {
+			b, _ := json.Marshal(provNoCache(v))
+			rec.messages = append(rec.messages, b)
+			if part == "system" {
+				system.WriteString(provStr(v["text"]))
+			}
+		}
+	}
+	rec.tools, _ = json.Marshal(provNoCache(m["tools"]))
+	return rec, strings.HasPrefix(system.String(), cmpSummaryMarker), nil
 }
 
 // cmpSummaryText is a summary in the sections the summarizer asks for.

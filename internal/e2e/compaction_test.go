@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,15 @@ type cmpCase struct {
 	big   func(turn int) bool
 	// mustCompact: the session outgrows the window, so bursts must happen.
 	mustCompact bool
+	// kind is the wire format (default providertest.KindOpenAI).
+	kind string
+}
+
+func (c cmpCase) provider() string {
+	if c.kind == "" {
+		return providertest.KindOpenAI
+	}
+	return c.kind
 }
 
 // cmpReport is what a run measured.
@@ -44,12 +54,16 @@ type cmpReport struct {
 	calmTransitions, prefixBreak int
 	stages                       map[string]int
 	wall, cpu                    time.Duration
+	// Anthropic: the share of request bytes a prompt cache would serve with the
+	// breakpoints lovia set (cmpCacheSim).
+	cacheRead float64
 }
 
 func (r cmpReport) String() string {
 	return fmt.Sprintf("requests=%d bursts=%d summaries=%d stages=%v max_tokens=%d/%d prefix_stability=%.4f (request bodies %.4f) calm_transitions=%d prefix_breaks=%d wall=%s cpu=%s",
 		r.requests, r.bursts, r.summaries, r.stages, r.maxTokens, r.usable, r.stability, r.bodyStability,
-		r.calmTransitions, r.prefixBreak, r.wall.Round(time.Millisecond), r.cpu.Round(time.Millisecond))
+		r.calmTransitions, r.prefixBreak, r.wall.Round(time.Millisecond), r.cpu.Round(time.Millisecond)) +
+		map[bool]string{true: fmt.Sprintf(" cache_read_share=%.4f", r.cacheRead)}[r.cacheRead > 0]
 }
 
 // cmpBigFile is big.txt: numbered lines of pseudo-random words, every slice unique.
@@ -88,17 +102,21 @@ func cmpScript(c cmpCase) []providertest.Turn {
 // cmpSetup starts the server with c's script and a workspace holding big.txt with
 // slices for slices turns.
 func cmpSetup(t *testing.T, c cmpCase, slices int) (*cmpServer, *env) {
-	srv := newCmpServer(t, cmpWindow, cmpScript(c))
+	srv := newCmpServer(t, c.provider(), cmpWindow, cmpScript(c))
 	e := provEnv(t, nil)
-	e.vars = append(e.vars, "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY="+providertest.APIKey)
-	e.write(".lovia/config.yaml", fmt.Sprintf("models:\n  openai:%s:\n    context_window: %d\n", cmpModel, cmpWindow))
+	if c.provider() == providertest.KindAnthropic {
+		e.vars = append(e.vars, "ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY="+providertest.APIKey)
+	} else {
+		e.vars = append(e.vars, "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY="+providertest.APIKey)
+	}
+	e.write(".lovia/config.yaml", fmt.Sprintf("models:\n  %s:%s:\n    context_window: %d\n", c.provider(), cmpModel, cmpWindow))
 	e.write("big.txt", cmpBigFile(slices*cmpBigLines))
 	return srv, e
 }
 
 // cmpArgs runs a session of c's length.
 func cmpArgs(c cmpCase) []string {
-	return []string{"run", "--model", "openai:" + cmpModel, "--output", "stream-json", "--approve", "all",
+	return []string{"run", "--model", c.provider() + ":" + cmpModel, "--output", "stream-json", "--approve", "all",
 		"--policy", "trusted", "--max-turns", fmt.Sprint(c.turns + 5), "page through big.txt with the shell, one slice per step"}
 }
 
@@ -153,7 +171,11 @@ func runCompactionCase(t *testing.T, c cmpCase) cmpReport {
 	// the usable window: the context window minus the output lovia reserves.
 	rep.usable = compaction.Config{}.BudgetFor(cmpWindow).Usable
 	var st, bodySt compaction.Stability
+	var cache cmpCacheSim
 	for i, r := range reqs {
+		if c.provider() == providertest.KindAnthropic {
+			cmpCheckBreakpoints(t, i, reqs, &cache)
+		}
 		rep.maxTokens = max(rep.maxTokens, r.tokens)
 		if r.tokens > rep.usable {
 			t.Errorf("request %d (turn %d): %d tokens estimated, over the usable %d", i, turnOf(i), r.tokens, rep.usable)
@@ -177,6 +199,7 @@ func runCompactionCase(t *testing.T, c cmpCase) cmpReport {
 		}
 	}
 	rep.stability, rep.bodyStability = st.Ratio(), bodySt.Ratio()
+	rep.cacheRead = cache.ratio()
 	// A summary the server wrote is what later requests carry instead of the prefix.
 	if summaries > 0 {
 		last := reqs[len(reqs)-1]
@@ -229,6 +252,8 @@ func TestCompactionLongRun(t *testing.T) {
 		// turns a burst rewrites the older results.
 		{cmpCase{name: "30KB every turn", turns: turns, big: func(int) bool { return true }, mustCompact: true}, 0.5},
 		{cmpCase{name: "30KB every 10th turn", turns: turns, big: func(i int) bool { return i%10 == 0 }, mustCompact: turns >= 100}, 0.5},
+		{cmpCase{name: "anthropic 30KB every turn", turns: turns / 2, big: func(int) bool { return true }, mustCompact: true,
+			kind: providertest.KindAnthropic}, 0.5},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rep := runCompactionCase(t, c.cmpCase)
@@ -372,4 +397,40 @@ func TestCompactionResume(t *testing.T) {
 		st.Add(r.prompt())
 	}
 	t.Logf("interrupted at turn %d, resumed; %d requests, bursts before %d after %d, prefix stability %.4f", holdAt, len(reqs), len(bursts1), len(bursts2), st.Ratio())
+}
+
+// cmpCheckBreakpoints checks Anthropic request i's cache breakpoints: at most 4,
+// on the last tool, the last system block and the last block (written for the next
+// request), and, when request i-1 sent the same first messages, one inside what
+// they share (read back from the cache). It feeds the cache model.
+func cmpCheckBreakpoints(t *testing.T, i int, reqs []cmpRequest, cache *cmpCacheSim) {
+	t.Helper()
+	r := reqs[i]
+	blocks := cmpBlocks(r.decoded)
+	nTools, nSys := len(provList(r.decoded, "tools")), len(provList(r.decoded, "system"))
+	last := blocks[len(blocks)-1].label
+	if len(r.marks) > 4 || !slices.Contains(r.marks, fmt.Sprintf("tools[%d]", nTools-1)) ||
+		!slices.Contains(r.marks, fmt.Sprintf("system[%d]", nSys-1)) || !slices.Contains(r.marks, last) {
+		t.Errorf("request %d: cache breakpoints %v: want the last tool, the last system block and the last block (%s), at most 4", i, r.marks, last)
+	}
+	cache.add(blocks, r.marks)
+	if i == 0 {
+		return
+	}
+	prev := map[string]uint64{}
+	for _, b := range cmpBlocks(reqs[i-1].decoded) {
+		prev[b.label] = b.hash
+	}
+	shared, inside := false, false
+	for _, b := range blocks {
+		if b.label == "messages[0].0" && prev[b.label] == b.hash {
+			shared = true
+		}
+		if slices.Contains(r.marks, b.label) && strings.HasPrefix(b.label, "messages[") && prev[b.label] == b.hash {
+			inside = true
+		}
+	}
+	if shared && !inside {
+		t.Errorf("request %d: no breakpoint (%v) inside the prefix request %d already sent", i, r.marks, i-1)
+	}
 }

@@ -357,6 +357,12 @@ func checkAnthropicRequests(t *testing.T, first, second map[string]any) {
 		if len(marks) > 4 {
 			t.Errorf("request %d: %d cache breakpoints; the API allows 4", i+1, len(marks))
 		}
+		// The last block is written to the cache, for the next request to read.
+		msgs := provList(b, "messages")
+		lastMark := fmt.Sprintf("messages[%d].%d", len(msgs)-1, len(provBlocks(msgs[len(msgs)-1]))-1)
+		if !slices.Contains(marks, lastMark) {
+			t.Errorf("request %d: cache breakpoints %v lack the last block %s", i+1, marks, lastMark)
+		}
 	}
 	m1, m2 := provList(first, "messages"), provList(second, "messages")
 	if got := provRoles(m1); !slices.Equal(got, []string{"user"}) {
