@@ -151,16 +151,14 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "lovia: %s\n", n)
 	}
 
+	if o, ok, err := app.RestoreModel(plan.Options, st); err != nil {
+		return err
+	} else if ok {
+		plan.Options.Flags = append([]config.Override{o}, plan.Options.Flags...)
+	}
 	a, err := f.NewApp(ctx, plan.Options)
 	if err != nil {
 		return err
-	}
-	if o, ok := a.RestoreModel(st); ok {
-		a.Close()
-		plan.Options.Flags = append([]config.Override{o}, plan.Options.Flags...)
-		if a, err = f.NewApp(ctx, plan.Options); err != nil {
-			return err
-		}
 	}
 	defer a.Close()
 

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/preset"
 	"github.com/lovia-dev/lovia/internal/store/sqlite"
 )
 
@@ -102,22 +104,35 @@ func PlanResume(base Options, st *Settings, dbPath string, cwdSet bool) (*Resume
 	return &ResumeSetup{Options: opts, Notices: notices}, nil
 }
 
-// RestoreModel reports the model override that makes a's effective model the run's
-// recorded one, or false when a already picks it (or the user typed --model). Only a
-// model that differs is pinned: pinning it as a flag would also change the models of
-// handoff agents that have their own.
-func (a *App) RestoreModel(st *Settings) (config.Override, bool) {
-	if st.Model == "" || a.Config.Source("model").Layer == config.LayerFlag {
-		return config.Override{}, false
+// RestoreModel reports the model override that makes the App built from opts pick
+// the run's recorded model, or false when it already does (or the user typed
+// --model). Only a model that differs is pinned: pinning it as a flag would also
+// change the models of handoff agents that have their own. It reads the
+// configuration and presets only; nothing is started.
+func RestoreModel(opts Options, st *Settings) (config.Override, bool, error) {
+	if st.Model == "" {
+		return config.Override{}, false, nil
 	}
-	p, err := a.Presets.Get(a.Config.Preset)
+	cfg, err := config.Load(config.Options{Cwd: opts.Cwd, Getenv: opts.Getenv, Flags: opts.Flags})
 	if err != nil {
-		return config.Override{}, false
+		return config.Override{}, false, err
 	}
+	if cfg.Source("model").Layer == config.LayerFlag {
+		return config.Override{}, false, nil
+	}
+	set, err := preset.Load(preset.Dirs{User: filepath.Join(cfg.UserDir, "presets"), Project: filepath.Join(cfg.ProjectDir(), "presets")})
+	if err != nil {
+		return config.Override{}, false, err
+	}
+	p, err := set.Get(cfg.Preset)
+	if err != nil {
+		return config.Override{}, false, err
+	}
+	a := &App{Config: cfg, Presets: set}
 	if m, _ := a.Model(p); m == st.Model {
-		return config.Override{}, false
+		return config.Override{}, false, nil
 	}
-	return config.Override{Key: "model", Value: st.Model, Flag: "(run settings)"}, true
+	return config.Override{Key: "model", Value: st.Model, Flag: "(run settings)"}, true, nil
 }
 
 // FlagString returns the recorded string flag key of st ("" when absent).

@@ -83,3 +83,43 @@ func TestSettingsFlagString(t *testing.T) {
 		t.Error("nil settings")
 	}
 }
+
+func TestRestoreModel(t *testing.T) {
+	home := t.TempDir()
+	env := func(extra map[string]string) func(string) string {
+		return func(k string) string {
+			switch k {
+			case "HOME":
+				return home
+			case "XDG_CONFIG_HOME":
+				return filepath.Join(home, ".config")
+			}
+			return extra[k]
+		}
+	}
+	st := &Settings{Model: "openai:x"}
+	tests := []struct {
+		name string
+		opts Options
+		want bool
+	}{
+		{"nothing configured: pinned", Options{Cwd: home, Getenv: env(nil)}, true},
+		{"configured model differs: pinned", Options{Cwd: home, Getenv: env(map[string]string{"LOVIA_MODEL": "anthropic:y"})}, true},
+		{"configured model is the run's: not pinned", Options{Cwd: home, Getenv: env(map[string]string{"LOVIA_MODEL": "openai:x"})}, false},
+		{"typed --model wins", Options{Cwd: home, Getenv: env(nil), Flags: []config.Override{{Key: "model", Value: "ollama:z", Flag: "--model"}}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, ok, err := RestoreModel(tt.opts, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok != tt.want || (ok && (o.Key != "model" || o.Value != "openai:x")) {
+				t.Errorf("got %+v %v, want pinned=%v", o, ok, tt.want)
+			}
+		})
+	}
+	if _, ok, err := RestoreModel(Options{Cwd: home, Getenv: env(nil)}, &Settings{}); ok || err != nil {
+		t.Errorf("no recorded model: %v %v", ok, err)
+	}
+}
