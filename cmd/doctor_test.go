@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lovia-dev/lovia/internal/plugin/mcp"
 )
 
 func writeFile(t *testing.T, path, body string) {
@@ -160,5 +162,35 @@ func TestModelAndPresetCompletion(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestMCPTable(t *testing.T) {
+	var b strings.Builder
+	list := []mcp.ServerStatus{
+		{Name: "fs", Transport: "stdio", Target: "npx -y server-filesystem .", Status: "ok", Tools: []mcp.ToolInfo{
+			{Name: "fs__read_file", Original: "read_file", Description: "Read a file.\nMore detail."},
+			{Name: "fs__list", Original: "list", Description: "List a directory."},
+		}},
+		{Name: "web", Transport: "http", Target: "https://example.com/mcp", Status: "failed", Error: "connection refused\n(after 30s)"},
+	}
+	if err := writeMCPTable(&b, list, true); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"fs", "ok", "2", "npx -y server-filesystem .", "web", "failed: connection refused (after 30s)", "fs__read_file", "Read a file.", "fs__list"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "More detail.") {
+		t.Errorf("tool descriptions should be one line:\n%s", out)
+	}
+	b.Reset()
+	if err := writeMCPTable(&b, list, false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "fs__read_file") {
+		t.Errorf("--tools=false still lists tools:\n%s", b.String())
 	}
 }
