@@ -103,10 +103,12 @@ func (c *crashRun) attempt(plan *killPlan) (ended bool, code int, events []map[s
 	if !c.exists() {
 		args = []string{"run", "--run-id", c.runID, "--approve", "all", "-m", c.script, "--output", "stream-json", "do the work"}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir, cmd.Env = c.e.dir, c.e.vars
+	// A hung lovia prints its goroutines (SIGQUIT) into stderr, which the failure shows.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
 	// A helper process that outlives lovia (and inherited a pipe) must not hang the
 	// test: Wait gives up on the pipes shortly after lovia itself exits.
 	cmd.WaitDelay = 3 * time.Second
