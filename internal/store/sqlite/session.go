@@ -223,6 +223,9 @@ type SessionFilter struct {
 	Cwd   string
 	Repo  string
 	Limit int
+	// IncludeEmpty lists sessions that no run ever used (a run that failed before its
+	// first checkpoint leaves one behind); listings and --continue skip them by default.
+	IncludeEmpty bool
 }
 
 // SessionInfo summarises a session for `lovia sessions`.
@@ -285,6 +288,8 @@ func (s *SessionStore) listSessions(ctx context.Context, f SessionFilter, id str
 	COALESCE(SUM(json_extract(r.usage, '$.requests')), 0)
 FROM sessions s LEFT JOIN session_runs r ON r.session_id = s.id
 WHERE (?1 = '' OR s.cwd = ?1) AND (?2 = '' OR s.repo = ?2) AND (?3 = '' OR s.id = ?3)
+	AND (?3 <> '' OR ?4 OR EXISTS (SELECT 1 FROM session_runs x WHERE x.session_id = s.id)
+		OR EXISTS (SELECT 1 FROM runs y WHERE y.session_id = s.id))
 GROUP BY s.id
 ORDER BY s.updated_at DESC, s.id`
 	if f.Limit > 0 {
@@ -292,7 +297,7 @@ ORDER BY s.updated_at DESC, s.id`
 	}
 	var out []SessionInfo
 	err := s.db.read(ctx, "list sessions", func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, q, f.Cwd, f.Repo, id)
+		rows, err := tx.QueryContext(ctx, q, f.Cwd, f.Repo, id, f.IncludeEmpty)
 		if err != nil {
 			return err
 		}

@@ -100,16 +100,24 @@ func TestSessionMetadataAndListing(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	all, err := ss.ListSessions(ctx, SessionFilter{})
-	if err != nil {
-		t.Fatal(err)
+	list := func(f SessionFilter) string {
+		t.Helper()
+		all, err := ss.ListSessions(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var order []string
+		for _, s := range all {
+			order = append(order, s.ID)
+		}
+		return strings.Join(order, ",")
 	}
-	var order []string
-	for _, s := range all {
-		order = append(order, s.ID)
+	if got := list(SessionFilter{IncludeEmpty: true}); got != "s-c,s-b,s-a" {
+		t.Errorf("order = %v", got)
 	}
-	if strings.Join(order, ",") != "s-c,s-b,s-a" {
-		t.Errorf("order = %v", order)
+	// s-b was never used by a run: listings skip it unless asked.
+	if got := list(SessionFilter{}); got != "s-c,s-a" {
+		t.Errorf("order without empty sessions = %v", got)
 	}
 	a, _ := ss.GetSession(ctx, "s-a")
 	wantTitle := truncateRunes("please refactor the whole "+strings.Repeat("very ", 40)+"long module", titleRunes)
