@@ -26,7 +26,7 @@ import (
 // read (system prompt, messages, tool schemas) plus JSON punctuation.
 type cmpServer struct {
 	*httptest.Server
-	kind   string // providertest.KindOpenAI or KindAnthropic
+	kind   string // providertest.KindOpenAI, KindResponses or KindAnthropic
 	window int
 
 	mu        sync.Mutex
@@ -46,9 +46,10 @@ type cmpServer struct {
 type cmpRequest struct {
 	body   []byte
 	tokens int // len(body)/4
-	// messages are verbatim, system message first (Chat), or the system blocks
-	// then the messages (Anthropic), without cache_control markers: they move
-	// as the prefix grows and are not part of what the model reads.
+	// messages are verbatim, system message first (Chat), the instructions then
+	// the input items (Responses), or the system blocks then the messages
+	// (Anthropic) without cache_control markers: they move as the prefix grows
+	// and are not part of what the model reads.
 	messages []json.RawMessage
 	tools    json.RawMessage
 	marks    []string // Anthropic cache breakpoints (provCacheMarks)
@@ -66,10 +67,8 @@ func newCmpServer(t *testing.T, kind string, window int, script []providertest.T
 
 func (s *cmpServer) serve(w http.ResponseWriter, r *http.Request) {
 	raw, err := io.ReadAll(r.Body)
-	path := "/v1/chat/completions"
-	if s.kind == providertest.KindAnthropic {
-		path = "/v1/messages"
-	}
+	path := map[string]string{providertest.KindOpenAI: "/v1/chat/completions", providertest.KindResponses: "/v1/responses",
+		providertest.KindAnthropic: "/v1/messages"}[s.kind]
 	if err != nil || r.URL.Path != path {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
@@ -119,17 +118,33 @@ func (s *cmpServer) serve(w http.ResponseWriter, r *http.Request) {
 	turn.Usage.InputTokens = rec.tokens
 	turn.Usage.OutputTokens = 20
 	w.Header().Set("Content-Type", "text/event-stream")
-	if s.kind == providertest.KindAnthropic {
+	switch s.kind {
+	case providertest.KindAnthropic:
 		_, _ = w.Write(providertest.AnthropicStream(turn, n))
-		return
+	case providertest.KindResponses:
+		_, _ = w.Write(providertest.ResponsesStream(turn, n))
+	default:
+		_, _ = w.Write(providertest.OpenAIStream(turn, n))
 	}
-	_, _ = w.Write(providertest.OpenAIStream(turn, n))
 }
 
 // parse records a request body; summary reports the summarizer's requests.
 func (s *cmpServer) parse(raw []byte) (rec cmpRequest, summary bool, err error) {
 	rec = cmpRequest{body: raw, tokens: len(raw) / 4}
-	if s.kind != providertest.KindAnthropic {
+	if s.kind == providertest.KindResponses {
+		var req struct {
+			Instructions string            `json:"instructions"`
+			Input        []json.RawMessage `json:"input"`
+			Tools        json.RawMessage   `json:"tools"`
+		}
+		if err := json.Unmarshal(raw, &req); err != nil || len(req.Input) == 0 {
+			return rec, false, fmt.Errorf("body is not a responses request: %v", err)
+		}
+		sys, _ := json.Marshal(req.Instructions)
+		rec.messages, rec.tools = append([]json.RawMessage{sys}, req.Input...), req.Tools
+		return rec, strings.HasPrefix(req.Instructions, cmpSummaryMarker), nil
+	}
+	if s.kind == providertest.KindOpenAI {
 		var req struct {
 			Messages []json.RawMessage `json:"messages"`
 			Tools    json.RawMessage   `json:"tools"`

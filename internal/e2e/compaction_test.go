@@ -434,3 +434,41 @@ func cmpCheckBreakpoints(t *testing.T, i int, reqs []cmpRequest, cache *cmpCache
 		t.Errorf("request %d: no breakpoint (%v) inside the prefix request %d already sent", i, r.marks, i-1)
 	}
 }
+
+// TestCompactionOverflow: lovia believes the window is 200k, the server enforces
+// 64k. Each provider's context-length error must be recognised, trigger one
+// aggressive re-render and a retry that fits, and the run must finish.
+func TestCompactionOverflow(t *testing.T) {
+	for _, kind := range []string{providertest.KindOpenAI, providertest.KindResponses, providertest.KindAnthropic} {
+		t.Run(kind, func(t *testing.T) {
+			c := cmpCase{turns: 16, big: func(int) bool { return true }, kind: kind}
+			srv, e := cmpSetup(t, c, c.turns)
+			e.write(".lovia/config.yaml", fmt.Sprintf("models:\n  %s:%s:\n    context_window: 200000\n", kind, cmpModel))
+			p := provRun(e, 2*time.Minute, cmpArgs(c)...)
+			reqs, _, overflows := srv.snapshot()
+			if p.code != 0 {
+				t.Fatalf("exit %d after %d requests and %d overflows\nstderr: %s", p.code, len(reqs), len(overflows), provTail(p.stderr, 2000))
+			}
+			p.terminal(t, "run_completed")
+			if len(overflows) == 0 {
+				t.Fatalf("no request went over the server's window; the test needs more turns")
+			}
+			if len(reqs) != c.turns+1 {
+				t.Errorf("%d accepted requests, want %d: every overflow must be followed by a retry that fits", len(reqs), c.turns+1)
+			}
+			var aggressive int
+			for _, ev := range p.ofType("context_compacted") {
+				if info, _ := ev["compaction"].(map[string]any); info["overflow"] == true {
+					aggressive++
+				}
+			}
+			if aggressive != len(overflows) {
+				t.Errorf("%d overflow errors but %d aggressive compactions", len(overflows), aggressive)
+			}
+			if n := len(p.ofType("output_discarded")); n != 0 {
+				t.Errorf("%d output_discarded events: an overflow is refused before anything streams", n)
+			}
+			t.Logf("%s: %d overflows (server estimates %v), %d aggressive passes, %d requests accepted", kind, len(overflows), overflows, aggressive, len(reqs))
+		})
+	}
+}
