@@ -34,10 +34,15 @@ type provSpeed struct {
 // provMeasure runs lovia once in e against a Chat server streaming reply in 6-byte
 // deltas.
 func provMeasure(t *testing.T, e *env, reply, format string) provSpeed {
-	srv := providertest.NewOpenAIServer(t, providertest.Turn{Text: reply, Chunk: 6})
+	return provMeasureKind(t, e, provKinds[0], reply, format)
+}
+
+// provMeasureKind is provMeasure against k's wire format.
+func provMeasureKind(t *testing.T, e *env, k provKind, reply, format string) provSpeed {
+	srv := k.serve(t, providertest.Turn{Text: reply, Chunk: 6})
 	front := newTimedServer(t, srv.Config.Handler)
-	pointAt(e, providertest.KindOpenAI, front.URL)
-	p := provRun(e, 2*time.Minute, "run", "--model", "openai:test-model", "--output", format, "say a lot")
+	pointAt(e, k.name, front.URL)
+	p := provRun(e, 2*time.Minute, "run", "--model", k.name+":"+k.model, "--output", format, "say a lot")
 	if p.code != 0 {
 		t.Fatalf("exit %d\nstderr: %s", p.code, p.stderr)
 	}
@@ -86,6 +91,18 @@ func TestStreamingSpeed(t *testing.T) {
 		}
 		if big.cpu > limit {
 			t.Errorf("%s: streaming 512 KiB cost the process %s of CPU, want <= %s (target 0.5s)", format, big.cpu, limit)
+		}
+	}
+	// The same reply through the other wire formats (text output).
+	for _, k := range provKinds[1:] {
+		ke := provEnv(t, k.serve(t))
+		small := provMeasureKind(t, ke, k, "ok", "text")
+		big := provMeasureKind(t, ke, k, provReply(provBigReply), "text")
+		t.Logf("%-16s text: 512 KiB in 6-byte deltas: cpu %s (sys %s) wall %s (a 2-byte reply: cpu %s) → %.0f ms CPU per MiB streamed",
+			k.name, big.cpu.Round(time.Millisecond), big.sys.Round(time.Millisecond), big.wall.Round(time.Millisecond), small.cpu.Round(time.Millisecond),
+			float64(big.cpu-small.cpu)/float64(time.Millisecond)*2)
+		if big.cpu > 1500*time.Millisecond {
+			t.Errorf("%s: streaming 512 KiB cost the process %s of CPU, want <= 1.5s (target 0.5s)", k.name, big.cpu)
 		}
 	}
 	slices.Sort(firsts)
