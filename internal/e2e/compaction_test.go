@@ -472,3 +472,33 @@ func TestCompactionOverflow(t *testing.T) {
 		})
 	}
 }
+
+// TestCompactionVerbose: `lovia run -v` tells the user when the context was
+// compacted (progress on stderr), and the answer alone goes to stdout.
+func TestCompactionVerbose(t *testing.T) {
+	c := cmpCase{turns: 12, big: func(int) bool { return true }}
+	_, e := cmpSetup(t, c, c.turns)
+	args := cmpArgs(c)
+	for i, a := range args {
+		if a == "stream-json" {
+			args[i] = "text"
+		}
+	}
+	p := provRun(e, 2*time.Minute, append([]string{args[0], "-v"}, args[1:]...)...)
+	if p.code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", p.code, provTail(p.stderr, 2000))
+	}
+	if p.stdout != "Read everything; done.\n" {
+		t.Errorf("stdout %q, want the answer alone", provTail(p.stdout, 300))
+	}
+	var lines []string
+	for _, l := range strings.Split(p.stderr, "\n") {
+		if strings.Contains(l, "context compacted") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 || !strings.Contains(lines[0], "offload_tool_results") {
+		t.Fatalf("no compaction progress on stderr:\n%s", provTail(p.stderr, 2000))
+	}
+	t.Logf("%d compaction lines, first: %s", len(lines), lines[0])
+}
