@@ -502,3 +502,46 @@ func TestCompactionVerbose(t *testing.T) {
 	}
 	t.Logf("%d compaction lines, first: %s", len(lines), lines[0])
 }
+
+// TestCompactionRecall: after a result was offloaded from the view, the model can
+// call recall_tool_result in a later turn and gets the full output back (from the
+// archive lovia keeps under LOVIA_HOME), though the view only showed a preview.
+func TestCompactionRecall(t *testing.T) {
+	c := cmpCase{turns: 12, big: func(int) bool { return true }}
+	script := cmpScript(c)
+	script = append(script[:c.turns],
+		providertest.Turn{Text: "Let me look at the first slice again.", Calls: []providertest.Call{
+			{ID: "call_recall", Name: "recall_tool_result", Args: `{"call_id":"call_0001","offset":10000,"limit":1000}`}}},
+		providertest.Turn{Text: "Recalled."})
+	srv, e := cmpSetup(t, c, c.turns)
+	srv.script = script
+	p := provRun(e, 2*time.Minute, cmpArgs(c)...)
+	if p.code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", p.code, provTail(p.stderr, 2000))
+	}
+	p.terminal(t, "run_completed")
+	reqs, _, _ := srv.snapshot()
+	// The request that led to the recall showed call_0001 as a marker, not the text.
+	before := reqs[c.turns]
+	big := cmpBigFile(c.turns * cmpBigLines)
+	want := big[10000:11000]
+	// As it appears inside a JSON string in a request.
+	wire, _ := json.Marshal(want[:200])
+	wire = wire[1 : len(wire)-1]
+	if bytes.Contains(before.prompt(), wire) {
+		t.Fatalf("call_0001's output was still in the view; the test needs more turns")
+	}
+	var got string
+	for _, ev := range p.ofType("tool_call_completed") {
+		if ev["call_id"] == "call_recall" {
+			got = provStr(ev["output"])
+		}
+	}
+	if !strings.Contains(got, want[:200]) {
+		t.Errorf("recall_tool_result returned %q, want the archived output from offset 10000 (%.60q...)", provTail(got, 400), want)
+	}
+	// The recalled text is in the next request, paired with its call.
+	if after := reqs[c.turns+1]; !bytes.Contains(after.prompt(), wire) || !bytes.Contains(after.prompt(), []byte("call_recall")) {
+		t.Errorf("the request after the recall does not carry the recalled text")
+	}
+}
