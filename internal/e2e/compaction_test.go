@@ -37,6 +37,8 @@ type cmpCase struct {
 	mustCompact bool
 	// kind is the wire format (default providertest.KindOpenAI).
 	kind string
+	// reasoning: every turn also reasons, with a signature to replay.
+	reasoning bool
 }
 
 func (c cmpCase) provider() string {
@@ -93,8 +95,12 @@ func cmpScript(c cmpCase) []providertest.Turn {
 			cmd = fmt.Sprintf("sed -n '%d,%dp' big.txt", from, from+cmpBigLines-1)
 		}
 		args, _ := json.Marshal(map[string]string{"command": cmd})
-		turns = append(turns, providertest.Turn{Text: fmt.Sprintf("Step %d.", i), Chunk: 64,
-			Calls: []providertest.Call{{ID: fmt.Sprintf("call_%04d", i), Name: "shell", Args: string(args)}}})
+		turn := providertest.Turn{Text: fmt.Sprintf("Step %d.", i), Chunk: 64,
+			Calls: []providertest.Call{{ID: fmt.Sprintf("call_%04d", i), Name: "shell", Args: string(args)}}}
+		if c.reasoning {
+			turn.Reasoning, turn.Signature = fmt.Sprintf("Slice %d comes next.", i), cmpSignature(i)
+		}
+		turns = append(turns, turn)
 	}
 	return append(turns, providertest.Turn{Text: "Read everything; done."})
 }
@@ -119,6 +125,8 @@ func cmpArgs(c cmpCase) []string {
 	return []string{"run", "--model", c.provider() + ":" + cmpModel, "--output", "stream-json", "--approve", "all",
 		"--policy", "trusted", "--max-turns", fmt.Sprint(c.turns + 5), "page through big.txt with the shell, one slice per step"}
 }
+
+func cmpSignature(turn int) string { return fmt.Sprintf("sig-turn-%04d", turn) }
 
 func runCompactionCase(t *testing.T, c cmpCase) cmpReport {
 	t.Helper()
@@ -200,6 +208,13 @@ func runCompactionCase(t *testing.T, c cmpCase) cmpReport {
 	}
 	rep.stability, rep.bodyStability = st.Ratio(), bodySt.Ratio()
 	rep.cacheRead = cache.ratio()
+	// The newest reasoning is replayed, signature and all, however much was compacted.
+	if c.reasoning {
+		last := reqs[len(reqs)-1]
+		if sig := cmpSignature(c.turns); !bytes.Contains(last.prompt(), []byte(sig)) {
+			t.Errorf("the last request does not replay turn %d's reasoning (%s)", c.turns, sig)
+		}
+	}
 	// A summary the server wrote is what later requests carry instead of the prefix.
 	if summaries > 0 {
 		last := reqs[len(reqs)-1]
@@ -253,7 +268,9 @@ func TestCompactionLongRun(t *testing.T) {
 		{cmpCase{name: "30KB every turn", turns: turns, big: func(int) bool { return true }, mustCompact: true}, 0.5},
 		{cmpCase{name: "30KB every 10th turn", turns: turns, big: func(i int) bool { return i%10 == 0 }, mustCompact: turns >= 100}, 0.5},
 		{cmpCase{name: "anthropic 30KB every turn", turns: turns / 2, big: func(int) bool { return true }, mustCompact: true,
-			kind: providertest.KindAnthropic}, 0.5},
+			kind: providertest.KindAnthropic, reasoning: true}, 0.5},
+		{cmpCase{name: "responses 30KB every turn", turns: turns / 2, big: func(int) bool { return true }, mustCompact: true,
+			kind: providertest.KindResponses, reasoning: true}, 0.5},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rep := runCompactionCase(t, c.cmpCase)
