@@ -826,3 +826,35 @@ func TestResumeOfHeldRun(t *testing.T) {
 		t.Fatalf("wrote to a held run %d times", cp.attempts)
 	}
 }
+
+// A turn interrupted before its reply was saved is redone by resume, not counted twice.
+func TestResumeRedoesInterruptedTurn(t *testing.T) {
+	ctx := context.Background()
+	m := memStore()
+	entries := []transcript.Entry{
+		transcript.UserInput("go"),
+		transcript.ToolCall("c1", "read", nil),
+		transcript.ToolResult("c1", "read", "ok", false),
+	}
+	for i := range entries {
+		entries[i].RunID = "r2"
+	}
+	// The head was saved when turn 2 started; its model call never finished.
+	head := store.Head{Status: store.StatusInterrupted, SessionID: "s", Agent: "a", EntryAgent: "a", Turns: 2}
+	if err := m.Checkpoints.Append(ctx, "r2", entries, head); err != nil {
+		t.Fatal(err)
+	}
+	a := &agent.Agent{Name: "a", Model: "fake:m", Limits: agent.Limits{MaxTurns: 2}}
+	res, err, evs := collect(t, Resume(ctx, a, "r2", withStores(opts1(newFake(say("done"))), m)))
+	if err != nil {
+		t.Fatalf("resume hit the turn limit it had not used: %v", err)
+	}
+	if res.Turns != 2 {
+		t.Fatalf("turns = %d, want 2", res.Turns)
+	}
+	for _, e := range evs {
+		if e.Type == event.TurnStarted && e.Turn != 2 {
+			t.Fatalf("redone turn numbered %d", e.Turn)
+		}
+	}
+}

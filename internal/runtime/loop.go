@@ -426,7 +426,9 @@ func (l *loop) resume(ctx context.Context, snap *store.Snapshot) error {
 	l.saved = len(snap.Entries)
 	l.owns = true
 	h := snap.Head
-	l.turns = h.Turns
+	// A turn interrupted before its reply was saved left its number in the head; the
+	// resumed run redoes that turn, so it must not count twice against max turns.
+	l.turns = min(h.Turns, countReplies(snap.Entries))
 	l.mu.Lock()
 	l.usage = h.Usage
 	l.mu.Unlock()
@@ -1125,4 +1127,22 @@ func (l *loop) complete(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// countReplies counts model replies: maximal runs of assistant text, reasoning and
+// tool-call entries (each turn appends exactly one).
+func countReplies(entries []transcript.Entry) int {
+	n, in := 0, false
+	for _, e := range entries {
+		switch e.Type {
+		case transcript.TypeAssistantText, transcript.TypeReasoning, transcript.TypeToolCall:
+			if !in {
+				n++
+			}
+			in = true
+		default:
+			in = false
+		}
+	}
+	return n
 }
