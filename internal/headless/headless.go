@@ -4,10 +4,13 @@
 package headless
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/lovia-dev/lovia/internal/errs"
@@ -62,7 +65,7 @@ func New(format Format, stdout, stderr io.Writer, opts Options) Writer {
 	case JSON:
 		return &jsonWriter{out: stdout}
 	case StreamJSON:
-		return &streamWriter{enc: json.NewEncoder(stdout)}
+		return newStreamWriter(stdout)
 	}
 	return &textWriter{out: stdout, err: stderr, opts: opts}
 }
@@ -189,15 +192,70 @@ func (w *jsonWriter) Finish(res *runtime.Result, err error) error {
 	return enc.Encode(s)
 }
 
+// streamWriter writes one JSON line per event. Lines are buffered only while deltas
+// stream (a 512 KiB reply is ~90k delta events; one write each cost more CPU than the
+// rest of the pipeline): any other event flushes at once, and a delta never waits
+// more than deltaFlush for the next write.
 type streamWriter struct {
-	enc *json.Encoder
+	mu    sync.Mutex
+	buf   *bufio.Writer
+	enc   *json.Encoder
+	timer *time.Timer
+	err   error
 }
 
-// Event writes one line; os.Stdout is unbuffered, so each line reaches the reader as
-// it happens.
-func (w *streamWriter) Event(ev event.Event) error { return w.enc.Encode(ev) }
+const deltaFlush = 20 * time.Millisecond
 
-func (w *streamWriter) Finish(*runtime.Result, error) error { return nil }
+func newStreamWriter(out io.Writer) *streamWriter {
+	w := &streamWriter{buf: bufio.NewWriterSize(out, 64<<10)}
+	w.enc = json.NewEncoder(w.buf)
+	return w
+}
+
+func (w *streamWriter) Event(ev event.Event) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.enc.Encode(ev); err != nil {
+		w.err = err
+		return err
+	}
+	if ev.Type == event.TextDelta || ev.Type == event.ReasoningDelta {
+		if w.timer == nil {
+			w.timer = time.AfterFunc(deltaFlush, w.timedFlush)
+		}
+		return nil
+	}
+	return w.flushLocked()
+}
+
+func (w *streamWriter) timedFlush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.timer = nil
+	if w.err == nil {
+		w.err = w.buf.Flush()
+	}
+}
+
+func (w *streamWriter) flushLocked() error {
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
+	if err := w.buf.Flush(); err != nil {
+		w.err = err
+	}
+	return w.err
+}
+
+func (w *streamWriter) Finish(*runtime.Result, error) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.flushLocked()
+}
 
 type textWriter struct {
 	out, err io.Writer

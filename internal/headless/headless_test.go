@@ -82,9 +82,10 @@ func TestJSONSummary(t *testing.T) {
 func TestStreamWritesOneLinePerEvent(t *testing.T) {
 	var out bytes.Buffer
 	w := New(StreamJSON, &out, nil, Options{})
-	for i, typ := range []event.Type{event.RunStarted, event.TextDelta, event.RunCompleted} {
+	for i, typ := range []event.Type{event.RunStarted, event.ToolCallStarted, event.RunCompleted} {
 		w.Event(event.Event{Type: typ, Seq: int64(i + 1), RunID: "r"})
-		// Each event is on stdout as soon as Event returns.
+		// Each event is on stdout as soon as Event returns (deltas: within deltaFlush,
+		// see TestStreamWriterFlushing).
 		if n := strings.Count(out.String(), "\n"); n != i+1 {
 			t.Fatalf("after %s: %d lines", typ, n)
 		}
