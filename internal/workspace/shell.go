@@ -67,6 +67,10 @@ type SandboxExecutor struct {
 	// Readable are the directories commands may read and execute from.
 	Readable []string
 	Required bool
+
+	mu        sync.Mutex
+	srv       *execServer
+	srvFailed bool
 }
 
 func (s *SandboxExecutor) Command(ctx context.Context, req ExecRequest) (*exec.Cmd, error) {
@@ -358,6 +362,15 @@ func (r *shellRun) exec(ctx context.Context, args []string) error {
 		for _, c := range fresh {
 			if c.Op == OpWrite && c.Abs != "" {
 				writable = append(writable, existingAncestor(c.Abs))
+			}
+		}
+	}
+	// The common case goes through the sandbox's exec server (one confined helper for
+	// the workspace); extra approved writes need a helper of their own.
+	if sb, ok := r.s.executor.(*SandboxExecutor); ok && len(writable) == 0 {
+		if srv := sb.server(); srv != nil {
+			if handled, err := r.runViaServer(ctx, srv, hc, path, args, env); handled {
+				return err
 			}
 		}
 	}

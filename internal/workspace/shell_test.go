@@ -286,3 +286,59 @@ func TestSandboxToolCaches(t *testing.T) {
 		t.Fatalf("strict sandbox let the cache write through: %+v %q", res, out)
 	}
 }
+
+func TestSandboxExecServer(t *testing.T) {
+	if v, _ := sandbox.ABI(); v == 0 {
+		t.Skip("Landlock unavailable")
+	}
+	e := newTestEnv(t)
+	w := newWS(t, e, PresetTrusted, SandboxRequired)
+	write(t, e.root+"/in.txt", "b\na\n")
+	cases := []struct {
+		cmd  string
+		code int
+		out  string
+	}{
+		{"printf 'b\\na\\n' | sort | head -n 1", 0, "a\n"},
+		{"sort < in.txt | tr a-z A-Z", 0, "A\nB\n"},
+		{"cat in.txt | wc -l", 0, "2\n"},
+		{"sh -c 'echo out; echo err >&2; exit 7'", 7, "out\nerr\n"},
+		{"sh -c 'kill -9 $$'", 137, ""},
+		{"/bin/nonexistent-program", 127, ""},
+	}
+	for _, c := range cases {
+		res, out := run(t, w, ShellRequest{Command: c.cmd})
+		if res.ExitCode != c.code || (c.out != "" && strings.TrimLeft(out, " ") != c.out) || res.Denied != nil {
+			t.Errorf("%s: code %d out %q (%+v)", c.cmd, res.ExitCode, out, res)
+		}
+	}
+	sb := w.executor.(*SandboxExecutor)
+	if sb.srv == nil || !sb.srv.alive() {
+		t.Fatal("exec server not used")
+	}
+	// Many commands cost one helper start, not one each.
+	start := time.Now()
+	if res, _ := run(t, w, ShellRequest{Command: "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do /bin/true; done"}); res.ExitCode != 0 {
+		t.Fatalf("loop: %+v", res)
+	}
+	t.Logf("20 sandboxed commands: %v", time.Since(start))
+	// Timeouts kill through the server too; a background grandchild holding stdout
+	// does not hold the call past the grace period.
+	start = time.Now()
+	res, _ := run(t, w, ShellRequest{Command: "sleep 30", Timeout: 300 * time.Millisecond})
+	if !res.TimedOut || time.Since(start) > 5*time.Second {
+		t.Fatalf("timeout: %+v after %v", res, time.Since(start))
+	}
+	start = time.Now()
+	res, out := run(t, w, ShellRequest{Command: "sh -c 'sleep 20 & echo hi'"})
+	if res.ExitCode != 0 || out != "hi\n" || time.Since(start) > 8*time.Second {
+		t.Fatalf("grandchild: %+v %q after %v", res, out, time.Since(start))
+	}
+	// The server survives a crash of its own: killed, it is restarted.
+	sb.srv.close()
+	time.Sleep(50 * time.Millisecond)
+	if res, out := run(t, w, ShellRequest{Command: "cat in.txt"}); res.ExitCode != 0 || out != "b\na\n" {
+		t.Fatalf("after server death: %+v %q", res, out)
+	}
+	w.Close()
+}

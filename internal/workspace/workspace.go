@@ -139,6 +139,9 @@ func (w *Workspace) Close() error {
 	for _, p := range procs {
 		p.kill()
 	}
+	if sb, ok := w.executor.(*SandboxExecutor); ok {
+		sb.Close()
+	}
 	return nil
 }
 

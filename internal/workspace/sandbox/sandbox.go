@@ -37,6 +37,21 @@ func ABI() (int, error) {
 	return v, nil
 }
 
+// ServerArgs builds the arguments of the exec server (socket on fd 3).
+func ServerArgs(o Options) []string {
+	out := []string{ServeFlag}
+	for _, p := range o.RW {
+		out = append(out, "--rw", p)
+	}
+	for _, p := range o.RO {
+		out = append(out, "--ro", p)
+	}
+	if o.Required {
+		out = append(out, "--required")
+	}
+	return out
+}
+
 // Args builds the helper's arguments (after the executable and Subcommand).
 func Args(o Options, path string, argv []string) []string {
 	out := make([]string, 0, 2*len(o.RW)+2*len(o.RO)+len(argv)+6)
@@ -62,6 +77,11 @@ func Main(args []string, stderr io.Writer) int {
 	var o Options
 	path := ""
 	var argv []string
+	server := false
+	if len(args) > 0 && args[0] == ServeFlag {
+		server = true
+		args = args[1:]
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -88,6 +108,13 @@ func Main(args []string, stderr io.Writer) int {
 			return 126
 		}
 		i++
+	}
+	if server {
+		if err := Restrict(o); err != nil {
+			fmt.Fprintf(stderr, "lovia sandbox: %v\n", err)
+			return 126
+		}
+		return serve(os.NewFile(3, "sandbox-socket"), stderr)
 	}
 	if len(argv) == 0 {
 		fmt.Fprintln(stderr, "lovia sandbox: no command given (usage: "+Subcommand+" --rw DIR --ro DIR --path PROG -- ARGV...)")

@@ -1,0 +1,24 @@
+//go:build !unix
+
+package workspace
+
+import (
+	"context"
+
+	"mvdan.cc/sh/v3/interp"
+)
+
+type execServer struct{}
+
+func (e *SandboxExecutor) server() *execServer { return nil }
+
+// Close stops the exec server.
+func (e *SandboxExecutor) Close() {}
+
+func (r *shellRun) runViaServer(context.Context, *execServer, interp.HandlerContext, string, []string, []string) (bool, error) {
+	return false, nil
+}
+
+func (s *execServer) alive() bool { return false }
+
+func (s *execServer) close() {}
