@@ -212,9 +212,10 @@ type Policy struct {
 }
 
 type pathPattern struct {
-	raw  string
-	kind int // 0 absolute, 1 root-relative, 2 bare
-	pat  string
+	raw     string
+	kind    int // 0 absolute, 1 root-relative, 2 bare
+	pat     string
+	literal bool // no glob characters: a prefix test suffices
 }
 
 type compiledPathRule struct {
@@ -333,7 +334,7 @@ func compilePattern(raw, home string) (pathPattern, error) {
 	case s == "":
 		return pp, errs.New(errs.KindConfig, "empty path pattern", "remove the empty entry or give a pattern such as .env*")
 	case strings.HasPrefix(s, "~"):
-		pp.kind, pp.pat = 0, expandHome(s, home)
+		pp.kind, pp.pat = 0, filepath.Clean(expandHome(s, home))
 	case filepath.IsAbs(s):
 		pp.kind, pp.pat = 0, filepath.Clean(s)
 	case strings.Contains(strings.TrimSuffix(s, "/"), "/"):
@@ -344,6 +345,7 @@ func compilePattern(raw, home string) (pathPattern, error) {
 	if !doublestar.ValidatePattern(pp.pat) {
 		return pp, errs.Newf(errs.KindConfig, "check the brackets and braces of the glob", "invalid path pattern %q", raw)
 	}
+	pp.literal = !strings.ContainsAny(pp.pat, "*?[{\\")
 	return pp, nil
 }
 
@@ -352,6 +354,9 @@ func compilePattern(raw, home string) (pathPattern, error) {
 func (pp pathPattern) match(abs, root string) bool {
 	switch pp.kind {
 	case 0:
+		if pp.literal {
+			return under(pp.pat, abs)
+		}
 		for q := abs; ; q = filepath.Dir(q) {
 			if doublestar.MatchUnvalidated(pp.pat, q) {
 				return true
