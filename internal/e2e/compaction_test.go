@@ -531,7 +531,9 @@ func TestCompactionRecall(t *testing.T) {
 			{ID: "call_recall", Name: "recall_tool_result", Args: `{"call_id":"call_0001","offset":10000,"limit":1000}`}}},
 		providertest.Turn{Text: "Recalled."})
 	srv, e := cmpSetup(t, c, c.turns)
+	srv.mu.Lock() // the server goroutine reads it; exec gives the race detector no happens-before edge
 	srv.script = script
+	srv.mu.Unlock()
 	p := provRun(e, 2*time.Minute, cmpArgs(c)...)
 	if p.code != 0 {
 		t.Fatalf("exit %d\nstderr: %s", p.code, provTail(p.stderr, 2000))
