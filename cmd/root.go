@@ -47,6 +47,7 @@ type CommonFlags struct {
 	DB       string
 	Verbose  bool
 	Quiet    bool
+	Sandbox  string
 
 	flags *pflag.FlagSet
 }
@@ -63,6 +64,7 @@ func (c *CommonFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DB, "db", "", "SQLite database `PATH` (default $LOVIA_HOME/lovia.db)")
 	fs.BoolVarP(&c.Verbose, "verbose", "v", false, "show more progress on stderr, log at debug level")
 	fs.BoolVarP(&c.Quiet, "quiet", "q", false, "print only the answer (no progress)")
+	fs.StringVar(&c.Sandbox, "sandbox", "", "OS sandbox for commands: off, auto (Landlock where the kernel has it) or required")
 }
 
 // Overrides returns the config overrides of the flags the user set.
@@ -78,6 +80,7 @@ func (c *CommonFlags) Overrides() []config.Override {
 	add("policy", "policy", c.Policy)
 	add("max-turns", "max_turns", fmt.Sprint(c.MaxTurns))
 	add("db", "db", c.DB)
+	add("sandbox", "sandbox", c.Sandbox)
 	return out
 }
 

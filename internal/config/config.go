@@ -142,6 +142,7 @@ var envKeys = []struct{ env, key string }{
 	{"LOVIA_BUDGET_TOKENS", "budget_tokens"},
 	{"LOVIA_HOME", "home"},
 	{"LOVIA_DB", "db"},
+	{"LOVIA_SANDBOX", "sandbox"},
 }
 
 // scalarKeys are always listed by `lovia config`, in this order.
@@ -303,6 +304,13 @@ func (c *Config) apply(key, v string, src Source) error {
 		} else {
 			c.BudgetTokens = n
 		}
+	case "sandbox":
+		switch v {
+		case "off", "auto", "required":
+		default:
+			return &errs.Error{Kind: kindFor(src), Msg: fmt.Sprintf("%s: unknown sandbox mode %q", src.Where, v), Hint: "use off, auto or required"}
+		}
+		c.Workspace.Sandbox = v
 	case "home":
 		c.Home = absPath(v)
 		v = c.Home

@@ -258,3 +258,20 @@ mcp:
 		t.Errorf("values %v", seen)
 	}
 }
+
+func TestSandboxOverride(t *testing.T) {
+	f := newFixture(t)
+	f.env["LOVIA_SANDBOX"] = "off"
+	c, err := f.load(t)
+	if err != nil || c.Workspace.Sandbox != "off" {
+		t.Fatalf("env: %v %q", err, c.Workspace.Sandbox)
+	}
+	c, err = f.load(t, Override{"sandbox", "required", "--sandbox"})
+	if err != nil || c.Workspace.Sandbox != "required" {
+		t.Fatalf("flag beats env: %v %q", err, c.Workspace.Sandbox)
+	}
+	_, err = f.load(t, Override{"sandbox", "maybe", "--sandbox"})
+	if errs.KindOf(err) != errs.KindUsage || !strings.Contains(errs.HintOf(err), "off, auto or required") {
+		t.Fatalf("bad mode: %v", err)
+	}
+}
