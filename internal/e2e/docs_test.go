@@ -201,14 +201,32 @@ func TestDocsCommands(t *testing.T) {
 }
 
 // copyRepo copies the repository's tracked and unignored files (the working tree's
-// contents) to dst, so blocks may write files without touching the checkout.
+// contents; every file outside a git checkout) to dst, so blocks may write files without touching the checkout.
 func copyRepo(t *testing.T, dst string) {
 	t.Helper()
-	out, err := exec.Command("git", "-C", repoRoot, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
-	if err != nil {
-		t.Fatalf("git ls-files: %v", err)
+	var files []string
+	if out, err := exec.Command("git", "-C", repoRoot, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output(); err == nil {
+		files = strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
+	} else {
+		// Not a git checkout (a source archive): take every file but VCS metadata.
+		err := filepath.WalkDir(repoRoot, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && (d.Name() == ".git" || d.Name() == ".jj") {
+				return filepath.SkipDir
+			}
+			if !d.IsDir() {
+				rel, _ := filepath.Rel(repoRoot, p)
+				files = append(files, rel)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
-	for _, rel := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+	for _, rel := range files {
 		if rel == "" {
 			continue
 		}
