@@ -27,8 +27,10 @@ import (
 	"github.com/lovia-dev/lovia/internal/instructions"
 	"github.com/lovia-dev/lovia/internal/plugin"
 	"github.com/lovia-dev/lovia/internal/plugin/hooks"
+	"github.com/lovia-dev/lovia/internal/plugin/human"
 	"github.com/lovia-dev/lovia/internal/plugin/skills"
 	"github.com/lovia-dev/lovia/internal/plugin/todo"
+	"github.com/lovia-dev/lovia/internal/plugin/web"
 	"github.com/lovia-dev/lovia/internal/preset"
 	"github.com/lovia-dev/lovia/internal/provider"
 	"github.com/lovia-dev/lovia/internal/provider/builtin"
@@ -549,6 +551,18 @@ func (a *App) agentGraph(ctx context.Context, root *preset.Preset, model, policy
 	return built[root.Name], nil
 }
 
+// webPolicy maps the workspace policy to network access (SPEC §7's spirit: readonly
+// reaches nothing, coding asks, trusted is trusted).
+func webPolicy(policy string) string {
+	switch policy {
+	case "trusted":
+		return web.PolicyAllow
+	case "readonly":
+		return web.PolicyDeny
+	}
+	return web.PolicyAsk
+}
+
 // plugins returns the preset's plugins (the workspace first), filtered by its tool
 // allow-list.
 func (a *App) plugins(ctx context.Context, p *preset.Preset, policy string, child bool) ([]plugin.Plugin, error) {
@@ -566,6 +580,10 @@ func (a *App) plugins(ctx context.Context, p *preset.Preset, policy string, chil
 			out = append(out, skills.New(skills.Config{Bundled: bundledskills.FS, Dirs: dirs, NoWatch: a.Config.Skills.NoWatch}, a.Log))
 		case "mcp":
 			// Added by agentPlugins whenever servers are configured.
+		case "web":
+			out = append(out, web.New(web.Config{Policy: webPolicy(policy), TavilyAPIKey: a.getenv("TAVILY_API_KEY")}, a.Log))
+		case "human":
+			out = append(out, human.New())
 		case "subagents":
 			if child {
 				continue // children do not spawn children

@@ -83,7 +83,7 @@ func TestPresetsBecomeAgents(t *testing.T) {
 		t.Fatal(err)
 	}
 	coder := toolNames(t, pr.Agent)
-	for _, want := range []string{"read_file", "write_file", "edit_file", "shell", "todo_write", "load_skill", "spawn_subagent"} {
+	for _, want := range []string{"read_file", "write_file", "edit_file", "shell", "todo_write", "load_skill", "spawn_subagent", "http_request", "read_page", "web_search", "ask_human"} {
 		if !slices.Contains(coder, want) {
 			t.Errorf("coder lacks %s: %v", want, coder)
 		}
@@ -245,5 +245,13 @@ func TestContinueUsesTheLatestSessionOfTheRepo(t *testing.T) {
 	mem := f.app(t, true, model)
 	if _, err := mem.Prepare(context.Background(), RunOptions{Continue: true}); errs.ExitCode(err) != 2 {
 		t.Errorf("continue without a database: %v", err)
+	}
+}
+
+func TestWebPolicyFollowsWorkspacePolicy(t *testing.T) {
+	for policy, want := range map[string]string{"readonly": "deny", "coding": "ask", "trusted": "allow", "": "ask"} {
+		if got := webPolicy(policy); got != want {
+			t.Errorf("webPolicy(%q) = %q, want %q", policy, got, want)
+		}
 	}
 }

@@ -60,7 +60,7 @@ func (p *Preset) Schema() (json.RawMessage, error) {
 }
 
 // KnownPlugins are the plugin names a preset may list.
-var KnownPlugins = []string{"todo", "skills", "mcp", "memory", "subagents"}
+var KnownPlugins = []string{"todo", "skills", "mcp", "memory", "subagents", "web", "human"}
 
 // Set is every preset found, by name.
 type Set struct {
