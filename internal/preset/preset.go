@@ -6,7 +6,6 @@ package preset
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -56,7 +55,7 @@ func (p *Preset) Schema() (json.RawMessage, error) {
 	if len(p.OutputSchema) == 0 {
 		return nil, nil
 	}
-	return json.Marshal(jsonable(p.OutputSchema))
+	return json.Marshal(yamlfile.JSONable(p.OutputSchema))
 }
 
 // KnownPlugins are the plugin names a preset may list.
@@ -192,28 +191,4 @@ func (s *Set) List() []*Preset {
 		out = append(out, s.byName[n])
 	}
 	return out
-}
-
-func jsonable(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, v := range x {
-			m[k] = jsonable(v)
-		}
-		return m
-	case map[any]any:
-		m := make(map[string]any, len(x))
-		for k, v := range x {
-			m[fmt.Sprint(k)] = jsonable(v)
-		}
-		return m
-	case []any:
-		out := make([]any, len(x))
-		for i, v := range x {
-			out[i] = jsonable(v)
-		}
-		return out
-	}
-	return v
 }

@@ -205,3 +205,29 @@ func distance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// JSONable converts YAML-decoded values (maps with non-string keys) to values
+// encoding/json accepts, so YAML-written JSON (schemas, tool arguments) can be sent on.
+func JSONable(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, v := range x {
+			m[k] = JSONable(v)
+		}
+		return m
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, v := range x {
+			m[fmt.Sprint(k)] = JSONable(v)
+		}
+		return m
+	case []any:
+		out := make([]any, len(x))
+		for i, v := range x {
+			out[i] = JSONable(v)
+		}
+		return out
+	}
+	return v
+}

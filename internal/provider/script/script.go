@@ -157,36 +157,11 @@ func (c Call) argsJSON() (json.RawMessage, error) {
 	if c.Args == nil {
 		return json.RawMessage(`{}`), nil
 	}
-	b, err := json.Marshal(jsonable(c.Args))
+	b, err := json.Marshal(yamlfile.JSONable(c.Args))
 	if err != nil {
 		return nil, err
 	}
 	return b, nil
-}
-
-// jsonable converts YAML-decoded values (maps with non-string keys) to JSON-encodable ones.
-func jsonable(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, v := range x {
-			m[k] = jsonable(v)
-		}
-		return m
-	case map[any]any:
-		m := make(map[string]any, len(x))
-		for k, v := range x {
-			m[fmt.Sprint(k)] = jsonable(v)
-		}
-		return m
-	case []any:
-		out := make([]any, len(x))
-		for i, v := range x {
-			out[i] = jsonable(v)
-		}
-		return out
-	}
-	return v
 }
 
 // Provider replays a Script. It is safe for concurrent use.
