@@ -482,9 +482,9 @@ func oneLine(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// completeRunIDs completes run ids (most recent first); resumable restricts them to
-// runs that are not completed.
-func completeRunIDs(f *Factory, resumable bool) cobra.CompletionFunc {
+// completeFromStore completes a command's first argument from the database; list
+// returns the candidates matching toComplete.
+func completeFromStore(f *Factory, list func(ctx context.Context, s *app.Store, toComplete string) ([]cobra.Completion, error)) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
@@ -498,9 +498,21 @@ func completeRunIDs(f *Factory, resumable bool) cobra.CompletionFunc {
 			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
 		}
 		defer s.Close()
-		runs, err := s.DB.Checkpoints().ListRuns(ctx, sqlite.RunFilter{Limit: 200})
+		out, err := list(ctx, s, toComplete)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeRunIDs completes run ids (most recent first); resumable restricts them to
+// runs that are not completed.
+func completeRunIDs(f *Factory, resumable bool) cobra.CompletionFunc {
+	return completeFromStore(f, func(ctx context.Context, s *app.Store, toComplete string) ([]cobra.Completion, error) {
+		runs, err := s.DB.Checkpoints().ListRuns(ctx, sqlite.RunFilter{Limit: 200})
+		if err != nil {
+			return nil, err
 		}
 		var out []cobra.Completion
 		for _, r := range runs {
@@ -511,6 +523,6 @@ func completeRunIDs(f *Factory, resumable bool) cobra.CompletionFunc {
 				out = append(out, cobra.CompletionWithDesc(r.ID, fmt.Sprintf("%s · %s · %s", r.Status, r.Model, ago(time.Now(), r.UpdatedAt))))
 			}
 		}
-		return out, cobra.ShellCompDirectiveNoFileComp
-	}
+		return out, nil
+	})
 }

@@ -358,3 +358,34 @@ func TestIDPrefixes(t *testing.T) {
 		t.Errorf("rm by prefix: %d %s", code, e.errb)
 	}
 }
+
+func TestRunAndSessionIDCompletion(t *testing.T) {
+	e := newStoreEnv(t)
+	e.seedStandard()
+	tests := []struct {
+		args       []string
+		want, deny []string
+	}{
+		{[]string{"__complete", "runs", "show", "run_a"}, []string{"run_a1"}, []string{"run_b"}},
+		{[]string{"__complete", "resume", "run_"}, nil, []string{"run_a1\t"}}, // completed runs are not resumable
+		{[]string{"__complete", "sessions", "show", "ses_"}, []string{"ses_a"}, nil},
+		{[]string{"__complete", "sessions", "show", "ses_a", ""}, nil, []string{"ses_"}}, // one id only
+	}
+	for _, tc := range tests {
+		args := append([]string{"__complete", "-C", e.repoA}, tc.args[1:]...)
+		if code := e.run("", args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, e.errb)
+		}
+		got := e.out.String()
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%v: %q lacks %q", tc.args, got, w)
+			}
+		}
+		for _, d := range tc.deny {
+			if strings.Contains(got, d) {
+				t.Errorf("%v: %q offers %q", tc.args, got, d)
+			}
+		}
+	}
+}

@@ -474,22 +474,10 @@ func (e *errWriter) printf(format string, args ...any) {
 // completeSessionIDs completes session ids of every repository, most recent first,
 // with their titles.
 func completeSessionIDs(f *Factory) cobra.CompletionFunc {
-	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		ctx := c.Context()
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		s, err := openStore(ctx, f)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
-		}
-		defer s.Close()
+	return completeFromStore(f, func(ctx context.Context, s *app.Store, toComplete string) ([]cobra.Completion, error) {
 		list, err := s.DB.Sessions().ListSessions(ctx, sqlite.SessionFilter{Limit: 200})
 		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+			return nil, err
 		}
 		var out []cobra.Completion
 		for _, si := range list {
@@ -497,6 +485,6 @@ func completeSessionIDs(f *Factory) cobra.CompletionFunc {
 				out = append(out, cobra.CompletionWithDesc(si.ID, oneLine(si.Title, 60)))
 			}
 		}
-		return out, cobra.ShellCompDirectiveNoFileComp
-	}
+		return out, nil
+	})
 }
