@@ -77,7 +77,9 @@ func runChat(ctx context.Context, opts *ChatOptions) error {
 		return errs.New(errs.KindUsage, "lovia chat needs a terminal: stdin is not a TTY",
 			`use "lovia run -" to read the prompt from stdin`)
 	}
-	a, err := f.NewApp(ctx, f.AppOptions())
+	aopts := f.AppOptions()
+	aopts.WarmWorkspace = true
+	a, err := f.NewApp(ctx, aopts)
 	if err != nil {
 		return err
 	}
