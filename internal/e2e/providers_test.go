@@ -562,8 +562,9 @@ func TestProviderErrors(t *testing.T) {
 			t.Parallel()
 			e := provEnv(t, nil) // no key, default (internet) base URL: nothing may be sent
 			p := provRunKind(e, k)
-			if p.code != 1 {
-				t.Fatalf("exit %d, want 1\nstderr: %s", p.code, p.stderr)
+			// A missing key is a configuration error: exit 2 (SPEC §1).
+			if p.code != 2 {
+				t.Fatalf("exit %d, want 2\nstderr: %s", p.code, p.stderr)
 			}
 			p.terminal(t, "run_failed")
 			if !strings.Contains(p.stderr, keyVar+" is not set") || !strings.Contains(p.stderr, "export "+keyVar+"=") {

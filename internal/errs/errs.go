@@ -14,7 +14,7 @@ const (
 	KindUsage       Kind = "usage"        // bad flag or argument (exit 2)
 	KindConfig      Kind = "config"       // bad configuration, unknown model, unreadable file (exit 2)
 	KindProvider    Kind = "provider"     // model provider failed after retries (exit 1)
-	KindAuth        Kind = "auth"         // missing or refused credentials (exit 1)
+	KindAuth        Kind = "auth"         // credentials refused by the provider (exit 1); a missing key is KindConfig
 	KindOverflow    Kind = "overflow"     // context window exceeded (compaction may retry)
 	KindMaxTurns    Kind = "max_turns"    // max turns reached (exit 3)
 	KindBudget      Kind = "budget"       // token budget exhausted (exit 3)

@@ -87,7 +87,7 @@ func Factory(_ context.Context, model string, env provider.Env) (provider.Provid
 			"ANTHROPIC_BASE_URL=%q is not an http(s) URL", cfg.BaseURL)
 	}
 	if cfg.APIKey == "" && cfg.AuthToken == "" && u.Host == "api.anthropic.com" {
-		return nil, errs.Newf(errs.KindAuth, "export ANTHROPIC_API_KEY=sk-ant-...",
+		return nil, errs.Newf(errs.KindConfig, "export ANTHROPIC_API_KEY=sk-ant-...",
 			"anthropic:%s needs an API key: ANTHROPIC_API_KEY is not set", model)
 	}
 	if t := cfg.Thinking; t != "" && t != "adaptive" {

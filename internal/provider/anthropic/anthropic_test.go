@@ -261,7 +261,7 @@ func TestFactory(t *testing.T) {
 		return provider.Env{Getenv: func(k string) string { return m[k] }}
 	}
 	_, err := Factory(context.Background(), "claude-sonnet-4-5", env())
-	if errs.KindOf(err) != errs.KindAuth || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
+	if errs.KindOf(err) != errs.KindConfig || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
 		t.Errorf("missing key: %v", err)
 	}
 	_, err = Factory(context.Background(), "claude-sonnet-4-5", env("ANTHROPIC_API_KEY", "k", "LOVIA_THINKING_BUDGET", "lots"))

@@ -330,11 +330,12 @@ func TestFactoryConfig(t *testing.T) {
 		return provider.Env{Getenv: func(k string) string { return m[k] }}
 	}
 	_, err := ChatFactory(context.Background(), "gpt-4.1", env())
-	if errs.KindOf(err) != errs.KindAuth || !strings.Contains(err.Error(), "OPENAI_API_KEY") || !strings.Contains(errs.HintOf(err), "OPENAI_API_KEY") {
+	// A missing key is a configuration error (exit 2), not a refused one.
+	if errs.KindOf(err) != errs.KindConfig || !strings.Contains(err.Error(), "OPENAI_API_KEY") || !strings.Contains(errs.HintOf(err), "OPENAI_API_KEY") {
 		t.Errorf("missing key: %v (hint %q)", err, errs.HintOf(err))
 	}
 	_, err = ResponsesFactory(context.Background(), "o3", env())
-	if errs.KindOf(err) != errs.KindAuth {
+	if errs.KindOf(err) != errs.KindConfig {
 		t.Errorf("responses missing key: %v", err)
 	}
 	_, err = ChatFactory(context.Background(), "m", env("OPENAI_BASE_URL", "localhost:8000"))

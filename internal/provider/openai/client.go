@@ -119,7 +119,7 @@ func configFromEnv(prefix, model string, env provider.Env) (Config, error) {
 		return cfg, err
 	}
 	if cfg.APIKey == "" && cfg.official() {
-		return cfg, errs.Newf(errs.KindAuth,
+		return cfg, errs.Newf(errs.KindConfig,
 			"export OPENAI_API_KEY=sk-... (or set OPENAI_BASE_URL to a compatible server that needs no key)",
 			"%s:%s needs an API key: OPENAI_API_KEY is not set", prefix, model)
 	}
