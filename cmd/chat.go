@@ -13,6 +13,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/agent"
 	"github.com/lovia-dev/lovia/internal/app"
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/runtime"
 	"github.com/lovia-dev/lovia/internal/store/sqlite"
 	"github.com/lovia-dev/lovia/internal/transcript"
@@ -94,17 +95,30 @@ func runChat(ctx context.Context, opts *ChatOptions) error {
 		return errs.New(errs.KindConfig, "no model configured",
 			"pass --model PROVIDER:MODEL (e.g. script:testdata/demo/script.yaml or openai:gpt-4.1), set LOVIA_MODEL, model: in config, or OPENAI_API_KEY / ANTHROPIC_API_KEY")
 	}
+	// Subagent events reach the TUI through a buffer; deltas are dropped (the TUI shows
+	// a child's turn and tool, not its text) and a full buffer never stalls a child.
+	children := make(chan tui.ChildEventMsg, 256)
+	a.SubagentEvents = func(id string, ev event.Event) {
+		if ev.Type == event.TextDelta || ev.Type == event.ReasoningDelta {
+			return
+		}
+		select {
+		case children <- tui.ChildEventMsg{ID: id, Event: ev}:
+		default:
+		}
+	}
 	b := &chatBackend{app: a, model: model, windows: map[string]int{}}
 	sessionID := f.Common.Session
 	oc, err := tui.Run(ctx, tui.Options{
-		Backend:   b,
-		Model:     model,
-		SessionID: sessionID,
-		Continue:  f.Common.Continue,
-		Prompt:    strings.Join(opts.Args, " "),
-		Root:      a.Config.Root,
-		In:        in,
-		Out:       out,
+		Backend:     b,
+		Model:       model,
+		SessionID:   sessionID,
+		Continue:    f.Common.Continue,
+		Prompt:      strings.Join(opts.Args, " "),
+		Root:        a.Config.Root,
+		In:          in,
+		ChildEvents: children,
+		Out:         out,
 	})
 	tui.PrintContinueHint(f.IO.ErrOut, oc)
 	return err

@@ -24,6 +24,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/compaction"
 	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/instructions"
 	"github.com/lovia-dev/lovia/internal/plugin"
 	"github.com/lovia-dev/lovia/internal/plugin/hooks"
@@ -89,6 +90,9 @@ type App struct {
 	mu              sync.Mutex
 	models          map[string]provider.Provider
 	closers         []func() error
+	// SubagentEvents, when set before runs start, receives every event of every
+	// subagent (the TUI shows running children). It must not block.
+	SubagentEvents func(childID string, ev event.Event)
 }
 
 // New loads the configuration and presets, opens the stores and builds the shared

@@ -126,7 +126,7 @@ func (x *extras) named(ctx context.Context, a *App, name string) (plugin.Plugin,
 		}
 		return x.memory, nil
 	case "subagents":
-		return subagents.New(subagents.Config{Build: a.buildChild, Presets: a.childPresets()}, a.Log)
+		return subagents.New(subagents.Config{Build: a.buildChild, Presets: a.childPresets(), OnEvent: a.SubagentEvents}, a.Log)
 	}
 	return nil, nil
 }

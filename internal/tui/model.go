@@ -147,6 +147,8 @@ type Model struct {
 	showReasoning  bool
 	tools          map[string]*toolCall
 	toolOrder      []string
+	children       map[string]*child // running subagents
+	childOrder     []string
 	approvals      []string
 	denyMsg        bool
 	interrupting   bool
@@ -288,6 +290,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case printedMsg:
 		m.printing = false
+		return nil
+	case ChildEventMsg:
+		m.handleChild(msg)
 		return nil
 	case tickMsg:
 		if msg.gen != m.tickGen {
@@ -1362,7 +1367,7 @@ func (m *Model) flush() tea.Cmd {
 // ensureTick keeps the spinner going while a run is live, and only then: an idle TUI
 // schedules nothing.
 func (m *Model) ensureTick() tea.Cmd {
-	if m.ticking || (m.run == nil && !m.starting) {
+	if m.ticking || (m.run == nil && !m.starting && len(m.childOrder) == 0) {
 		return nil
 	}
 	m.ticking = true

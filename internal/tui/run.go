@@ -34,6 +34,9 @@ type Options struct {
 	Out *os.File // default os.Stdout
 	// Env is the environment (NO_COLOR, TERM, EDITOR...); default os.Environ().
 	Env []string
+	// ChildEvents, when set, delivers subagent events; running children are shown in
+	// the live region.
+	ChildEvents <-chan ChildEventMsg
 }
 
 // Outcome is what the caller prints after the TUI exits.
@@ -102,6 +105,18 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		// keeps streaming smooth and halves the idle wake-ups of the default 60.
 		tea.WithFPS(30),
 	)
+	if o.ChildEvents != nil {
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case ce := <-o.ChildEvents:
+					p.Send(ce)
+				}
+			}
+		}()
+	}
 	final, err := p.Run()
 	fm, _ := final.(*Model)
 	if fm == nil {

@@ -65,6 +65,7 @@ func (m *Model) render() (string, int) {
 			}
 		}
 	}
+	fixed = append(fixed, m.childLines(w, spin)...)
 	for _, q := range m.queued {
 		fixed = append(fixed, th.Queued.Render("  ⧗ queued: ")+ansi.Truncate(oneLine(q.text), max(8, w-14), "…"))
 	}
