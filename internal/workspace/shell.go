@@ -71,6 +71,34 @@ type SandboxExecutor struct {
 	mu        sync.Mutex
 	srv       *execServer
 	srvFailed bool
+
+	// probed is closed when the background probe (auto mode) has finished; probeErr
+	// is its result. Commands wait for it; the first model request does not.
+	probed   chan struct{}
+	probeErr error
+}
+
+// probeAsync runs Probe in the background: re-executing lovia as the helper costs
+// ~50 ms of start-up that should not delay the first model request.
+func (s *SandboxExecutor) probeAsync() {
+	s.probed = make(chan struct{})
+	go func() {
+		defer close(s.probed)
+		s.probeErr = s.Probe()
+	}()
+}
+
+// ready waits for the background probe. A helper that failed refuses commands rather
+// than running them unconfined: the system prompt already said they are sandboxed.
+func (s *SandboxExecutor) ready() error {
+	if s.probed == nil {
+		return nil
+	}
+	<-s.probed
+	if s.probeErr != nil {
+		return fmt.Errorf("the Landlock sandbox helper failed (%v), so commands cannot run confined; restart lovia with --sandbox off to run them under the policy checks only", s.probeErr)
+	}
+	return nil
 }
 
 func (s *SandboxExecutor) Command(ctx context.Context, req ExecRequest) (*exec.Cmd, error) {
@@ -363,6 +391,12 @@ func (r *shellRun) exec(ctx context.Context, args []string) error {
 			if c.Op == OpWrite && c.Abs != "" {
 				writable = append(writable, existingAncestor(c.Abs))
 			}
+		}
+	}
+	if sb, ok := r.s.executor.(*SandboxExecutor); ok {
+		if err := sb.ready(); err != nil {
+			fmt.Fprintln(hc.Stderr, "lovia:", err)
+			return interp.ExitStatus(126)
 		}
 	}
 	// The common case goes through the sandbox's exec server (one confined helper for

@@ -245,9 +245,19 @@ func TestSandboxHelperProbe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.Sandboxed() || !strings.Contains(w.SandboxNote(), "helper failed") || !strings.Contains(w.Instructions(), "confined by the policy checks only") {
-		t.Fatalf("auto with a broken helper: sandboxed=%v note=%q", w.Sandboxed(), w.SandboxNote())
+	// Auto probes in the background: the prompt says commands are sandboxed, so a
+	// broken helper refuses them rather than running them unconfined.
+	if !w.Sandboxed() || !strings.Contains(w.Instructions(), "Landlock") {
+		t.Fatalf("auto on a Landlock kernel: sandboxed=%v note=%q", w.Sandboxed(), w.SandboxNote())
 	}
+	res, out := run(t, w, ShellRequest{Command: "touch f.txt", Approved: true})
+	if res.ExitCode == 0 || !strings.Contains(out, "sandbox helper failed") || !strings.Contains(out, "--sandbox off") {
+		t.Fatalf("a command ran although the helper is broken: %+v %q", res, out)
+	}
+	if _, err := os.Stat(filepath.Join(e.root, "f.txt")); err == nil {
+		t.Fatal("the refused command still wrote its file")
+	}
+	w.Close()
 	cfg.Sandbox = SandboxRequired
 	if _, err := New(cfg); err == nil {
 		t.Fatal("required with a broken helper accepted")

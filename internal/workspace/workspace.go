@@ -94,16 +94,17 @@ func New(cfg Config) (*Workspace, error) {
 		if !cfg.StrictSandbox && p.preset.WriteInside == Allow {
 			sb.Caches = toolCaches(p.home)
 		}
-		if err := sb.Probe(); err != nil {
-			if mode == SandboxRequired {
-				return nil, errs.Wrap(errs.KindConfig, err, "sandbox required but its helper does not work", "check that `lovia "+sandbox.Subcommand+"` is available (same lovia binary), or use --sandbox auto|off")
-			}
-			w.sandboxNote = "the sandbox helper failed (" + err.Error() + "), commands are confined by the policy checks only"
-			slog.Debug("workspace: " + w.sandboxNote)
-			w.executor = DirectExecutor{}
+		w.executor = sb
+		if mode == SandboxAuto {
+			// The kernel has Landlock, so the prompt says commands are confined; a helper
+			// that then fails refuses commands (SandboxExecutor.ready) instead of running
+			// them unconfined.
+			sb.probeAsync()
 			break
 		}
-		w.executor = sb
+		if err := sb.Probe(); err != nil {
+			return nil, errs.Wrap(errs.KindConfig, err, "sandbox required but its helper does not work", "check that `lovia "+sandbox.Subcommand+"` is available (same lovia binary), or use --sandbox auto|off")
+		}
 	default:
 		return nil, errs.Newf(errs.KindConfig, "use --sandbox off, auto or required", "unknown sandbox mode %q", cfg.Sandbox)
 	}
