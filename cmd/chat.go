@@ -78,9 +78,7 @@ func runChat(ctx context.Context, opts *ChatOptions) error {
 		return errs.New(errs.KindUsage, "lovia chat needs a terminal: stdin is not a TTY",
 			`use "lovia run -" to read the prompt from stdin`)
 	}
-	aopts := f.AppOptions()
-	aopts.WarmWorkspace = true
-	a, err := f.NewApp(ctx, aopts)
+	a, err := f.NewApp(ctx, f.AppOptions())
 	if err != nil {
 		return err
 	}

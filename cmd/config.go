@@ -26,7 +26,7 @@ func NewCmdConfig(f *Factory, runF func(*ConfigOptions) error) *cobra.Command {
 		Short: "Show the effective configuration and where each value comes from",
 		Long: `Show every effective setting and its source. Precedence, highest first: flags,
 environment (LOVIA_MODEL, LOVIA_PRESET, LOVIA_POLICY, LOVIA_MAX_TURNS,
-LOVIA_BUDGET_TOKENS, LOVIA_HOME, LOVIA_DB), the project's .lovia/config.yaml,
+LOVIA_BUDGET_TOKENS, LOVIA_HOME, LOVIA_DB, LOVIA_SANDBOX), the project's .lovia/config.yaml,
 ~/.config/lovia/config.yaml, built-in defaults.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {

@@ -156,7 +156,6 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 	} else if ok {
 		plan.Options.Flags = append([]config.Override{o}, plan.Options.Flags...)
 	}
-	plan.Options.WarmWorkspace = true
 	a, err := f.NewApp(ctx, plan.Options)
 	if err != nil {
 		return err

@@ -106,7 +106,6 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 
 	aopts := f.AppOptions()
-	aopts.WarmWorkspace = true
 	if opts.budgetSet {
 		aopts.Flags = append(aopts.Flags, config.Override{Key: "budget_tokens", Value: fmt.Sprint(opts.BudgetTokens), Flag: "--budget-tokens"})
 	}

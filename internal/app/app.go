@@ -58,9 +58,6 @@ type Options struct {
 	Memory bool
 	// Verbose logs at debug level.
 	Verbose bool
-	// WarmWorkspace starts the default preset's workspace (and its sandbox probe) in
-	// the background during New: for commands that are about to run the agent.
-	WarmWorkspace bool
 	// LogWriter receives the log (default: Config.LogFile(), never the terminal).
 	LogWriter io.Writer
 	// ProviderEnv seeds the providers' environment (tests inject an HTTP client);
@@ -121,14 +118,8 @@ func New(ctx context.Context, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	def, err := a.Presets.Get(cfg.Preset)
-	if err != nil {
+	if _, err := a.Presets.Get(cfg.Preset); err != nil {
 		return nil, withSource(err, cfg.Source("preset"))
-	}
-	// The sandbox probe re-executes lovia (~50 ms): build the default preset's workspace
-	// now, beside the database and the rest of the setup, not before the first request.
-	if opts.WarmWorkspace {
-		a.extra.warm(a, a.Policy(def))
 	}
 
 	env := opts.ProviderEnv

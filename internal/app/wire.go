@@ -23,27 +23,11 @@ type extras struct {
 
 	mu         sync.Mutex
 	workspaces map[string]*workspace.Workspace
-	// warming is closed when the workspace started by warm exists (or failed).
-	warming chan struct{}
-}
-
-// warm starts building the workspace of policy in the background; App.Workspace
-// returns it (or waits for it) later. Its error, if any, is reported there again.
-func (x *extras) warm(a *App, policy string) {
-	x.workspaces = map[string]*workspace.Workspace{}
-	a.closers = append(a.closers, x.closeWorkspaces)
-	x.warming = make(chan struct{})
-	go func() {
-		defer close(x.warming)
-		_, _ = a.Workspace(policy)
-	}()
 }
 
 func (x *extras) init(_ context.Context, a *App) error {
-	if x.workspaces == nil {
-		x.workspaces = map[string]*workspace.Workspace{}
-		a.closers = append(a.closers, x.closeWorkspaces)
-	}
+	x.workspaces = map[string]*workspace.Workspace{}
+	a.closers = append(a.closers, x.closeWorkspaces)
 	if len(a.Config.MCP.Servers) > 0 {
 		p, err := mcp.New(a.Config.MCP, a.Log)
 		if err != nil {
@@ -79,9 +63,6 @@ func (a *App) Workspace(policy string) (*workspace.Workspace, error) {
 }
 
 func (x *extras) closeWorkspaces() error {
-	if x.warming != nil {
-		<-x.warming // a workspace built after Close would leak its processes
-	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, w := range x.workspaces {
