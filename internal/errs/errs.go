@@ -5,6 +5,7 @@ package errs
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Kind classifies a failure. Front ends map kinds to exit codes.
@@ -40,7 +41,12 @@ type Error struct {
 func (e *Error) Error() string {
 	switch {
 	case e.Msg != "" && e.Err != nil:
-		return e.Msg + ": " + e.Err.Error()
+		// A sentinel kept for errors.Is ("not found") adds nothing when the message
+		// already says it.
+		if inner := e.Err.Error(); !strings.Contains(e.Msg, inner) {
+			return e.Msg + ": " + inner
+		}
+		return e.Msg
 	case e.Msg != "":
 		return e.Msg
 	case e.Err != nil:
