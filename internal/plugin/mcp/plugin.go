@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -276,7 +277,15 @@ func call(ctx context.Context, srv *server, name string, args json.RawMessage) t
 			// A protocol-level error (unknown tool, invalid params): the server is fine.
 			return errResult("MCP server %s rejected the call to %s: %s", srv.name, name, werr.Message)
 		}
-		srv.drop(c)
+		closed := srv.drop(c)
+		if c.proc != nil {
+			// The stderr tail is complete only once the dead process is reaped (Close
+			// waits for it); a live but broken server gets a short grace.
+			select {
+			case <-closed:
+			case <-time.After(2 * time.Second):
+			}
+		}
 		msg := fmt.Sprintf("MCP server %s stopped while running %s: %v", srv.name, name, r.err)
 		if tail := srv.stderr.String(); tail != "" {
 			msg += "; its stderr: " + lastLines(tail, 5)

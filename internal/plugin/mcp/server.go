@@ -241,17 +241,20 @@ func (s *server) close() error {
 
 // drop forgets a connection that failed at the transport level so the next call
 // reconnects (an HTTP server that went away does not end the session by itself).
-func (s *server) drop(c *conn) {
+func (s *server) drop(c *conn) <-chan struct{} {
 	s.mu.Lock()
 	if s.cur == c {
 		s.cur = nil
 		s.deaths++
 	}
 	s.mu.Unlock()
+	closed := make(chan struct{})
 	go func() {
+		defer close(closed)
 		_ = c.session.Close()
 		c.end()
 	}()
+	return closed
 }
 
 // headerTransport adds the configured headers and ties every request to the
