@@ -20,6 +20,8 @@ type Env struct {
 	ContextWindows map[string]int
 	// Dir is the directory relative paths (script:PATH) resolve against.
 	Dir string
+	// Timeouts bound every request of the network providers (zero: no limits).
+	Timeouts Timeouts
 }
 
 // Factory builds a provider for one model name.
@@ -35,6 +37,9 @@ type Registry struct {
 
 // NewRegistry returns an empty registry using env for every factory call.
 func NewRegistry(env Env) *Registry {
+	if env.Timeouts != (Timeouts{}) {
+		env.HTTPClient = env.Timeouts.Client(env.HTTPClient)
+	}
 	return &Registry{factories: map[string]Factory{}, canonical: map[string]string{}, env: env}
 }
 

@@ -148,6 +148,10 @@ func (r *retrying) Stream(ctx context.Context, req Request) iter.Seq2[Delta, err
 				if he.Transport != nil && !errors.Is(he.Transport, ErrStreamCut) {
 					hint = "could not reach the provider; check the network, that the server is running, and its base URL"
 				}
+				if te, ok := AsTimeout(failure); ok {
+					key, env := TimeoutSetting(te.Phase)
+					hint = fmt.Sprintf("the server at %s did not answer in time; check that it is healthy, or raise %s in config (or %s, a Go duration such as 10m); the run is resumable", te.Server, key, env)
+				}
 				yield(Delta{}, errs.Wrap(errs.KindProvider, failure,
 					fmt.Sprintf("model request failed after %d attempts", attempt), hint))
 				return

@@ -391,6 +391,9 @@ func (p *Provider) mapError(ctx context.Context, err error, resp *http.Response)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	if te, ok := provider.AsTimeout(err); ok {
+		return &provider.HTTPError{Provider: Prefix, Transport: te}
+	}
 	if resp == nil || resp.StatusCode < 400 {
 		return &provider.HTTPError{Provider: Prefix, Transport: errors.New(p.redact(err.Error()))}
 	}
@@ -532,6 +535,10 @@ func (p *Provider) decode(ctx context.Context, dec *provider.SSEReader, yield fu
 		cause := dec.Err()
 		if cause == nil {
 			cause = errors.New("stream ended before message_stop")
+		}
+		if te, ok := provider.AsTimeout(cause); ok {
+			yield(provider.Delta{}, &provider.HTTPError{Provider: Prefix, Transport: fmt.Errorf("%w: %w", provider.ErrStreamCut, te)})
+			return
 		}
 		yield(provider.Delta{}, &provider.HTTPError{Provider: Prefix,
 			Transport: fmt.Errorf("%w: %s", provider.ErrStreamCut, p.redact(cause.Error()))})

@@ -216,6 +216,9 @@ func (c Config) mapError(ctx context.Context, model string, err error, resp *htt
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	if te, ok := provider.AsTimeout(err); ok {
+		return &provider.HTTPError{Provider: c.Provider, Transport: te}
+	}
 	if resp == nil || resp.StatusCode < 400 {
 		return &provider.HTTPError{Provider: c.Provider, Transport: errors.New(provider.Redact(err.Error(), c.APIKey))}
 	}
@@ -263,6 +266,9 @@ func (c Config) badChunk(data []byte) error {
 func (c Config) cut(cause error) error {
 	if cause == nil {
 		cause = errors.New("stream ended before the reply was complete")
+	}
+	if te, ok := provider.AsTimeout(cause); ok {
+		return &provider.HTTPError{Provider: c.Provider, Transport: fmt.Errorf("%w: %w", provider.ErrStreamCut, te)}
 	}
 	return &provider.HTTPError{Provider: c.Provider, Transport: fmt.Errorf("%w: %v", provider.ErrStreamCut, provider.Redact(cause.Error(), c.APIKey))}
 }
