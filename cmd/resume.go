@@ -289,6 +289,11 @@ func followRun(f *Factory, a *app.App, h *runtime.Handle, format headless.Format
 		}
 		if runErr != nil {
 			PrintError(f.IO.ErrOut, runErr)
+			// A provider that kept failing (down, rate limited, timing out) leaves
+			// the run checkpointed: say how to pick it up.
+			if errs.KindOf(runErr) == errs.KindProvider {
+				fmt.Fprintf(f.IO.ErrOut, "lovia: the run is saved — once the server answers, continue with: %s\n", resumeCommand(f, a, h.RunID()))
+			}
 		}
 	}
 	if code == 0 && writeErr != nil {

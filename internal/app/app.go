@@ -125,6 +125,9 @@ func New(ctx context.Context, opts Options) (*App, error) {
 	env := opts.ProviderEnv
 	env.Getenv = getenv
 	env.ContextWindows = cfg.ContextWindows()
+	if env.Timeouts == (provider.Timeouts{}) {
+		env.Timeouts = cfg.Provider.Timeouts()
+	}
 	// script:PATH is relative to where the user typed the command, not to -C.
 	if env.Dir == "" {
 		env.Dir, _ = os.Getwd()
@@ -266,6 +269,9 @@ func (a *App) Resolve(ctx context.Context, spec string) (provider.Provider, erro
 	}
 	pol := provider.DefaultRetryPolicy()
 	pol.Logger = a.Log
+	if n := a.Config.Provider.MaxAttempts; n > 0 {
+		pol.MaxAttempts = n
+	}
 	if strings.HasPrefix(spec, script.Prefix+":") {
 		// A canned reply gains nothing from waiting; retry-after is still honoured.
 		pol.BaseDelay = provider.DefaultRetryPolicy().BaseDelay / 100

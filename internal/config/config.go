@@ -49,6 +49,7 @@ type File struct {
 	MCP        mcp.Config        `yaml:"mcp,omitempty" json:"mcp,omitempty"`
 	Hooks      []hooks.Hook      `yaml:"hooks,omitempty" json:"hooks,omitempty"`
 	Skills     Skills            `yaml:"skills,omitempty" json:"skills,omitempty"`
+	Provider   Provider          `yaml:"provider,omitempty" json:"provider,omitempty"`
 }
 
 // Model overrides what lovia knows about one model.
@@ -143,6 +144,9 @@ var envKeys = []struct{ env, key string }{
 	{"LOVIA_HOME", "home"},
 	{"LOVIA_DB", "db"},
 	{"LOVIA_SANDBOX", "sandbox"},
+	{"LOVIA_CONNECT_TIMEOUT", "provider.connect_timeout"},
+	{"LOVIA_HEADER_TIMEOUT", "provider.header_timeout"},
+	{"LOVIA_STREAM_IDLE_TIMEOUT", "provider.stream_idle_timeout"},
 }
 
 // scalarKeys are always listed by `lovia config`, in this order.
@@ -311,6 +315,11 @@ func (c *Config) apply(key, v string, src Source) error {
 			return &errs.Error{Kind: kindFor(src), Msg: fmt.Sprintf("%s: unknown sandbox mode %q", src.Where, v), Hint: "use off, auto or required"}
 		}
 		c.Workspace.Sandbox = v
+	case "provider.connect_timeout", "provider.header_timeout", "provider.stream_idle_timeout":
+		if _, err := parseTimeout(v); err != nil {
+			return bad("use a Go duration >= 0 such as 30s or 5m (0 turns the limit off)")
+		}
+		*c.Provider.timeoutField(key) = v
 	case "home":
 		c.Home = absPath(v)
 		v = c.Home
@@ -366,6 +375,12 @@ func check(path string, f File) error {
 		return errs.Newf(errs.KindConfig, "write it as PROVIDER:MODEL, e.g. openai:gpt-4.1", "%s %q is not of the form PROVIDER:MODEL", where("model"), f.Model)
 	}
 	if err := f.Compaction.Validate(); err != nil {
+		if path != "" {
+			return errs.Wrap(errs.KindConfig, err, path, errs.HintOf(err))
+		}
+		return err
+	}
+	if err := f.Provider.Validate(); err != nil {
 		if path != "" {
 			return errs.Wrap(errs.KindConfig, err, path, errs.HintOf(err))
 		}

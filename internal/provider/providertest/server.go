@@ -74,6 +74,12 @@ type Turn struct {
 	// Delay pauses after each event (flushed), so a client sees a live stream:
 	// for tests that interrupt or watch a reply while it streams.
 	Delay time.Duration
+	// Stall makes the server go quiet until the client hangs up: "headers" before
+	// any reply, "stream" after the first half of the stream, "trickle" sending
+	// the stream one byte per TrickleEvery (default 50ms), never finishing an event
+	// in time.
+	Stall        string
+	TrickleEvery time.Duration
 }
 
 // Request is one request the server received.
@@ -209,9 +215,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		stream = OpenAIStream(turn, n)
 	}
+	if turn.Stall == "headers" {
+		<-r.Context().Done()
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
+	if turn.Stall != "" {
+		s.stall(w, r, turn, stream)
+		return
+	}
 	if turn.CutAfter > 0 && turn.CutAfter < len(stream) {
 		_, _ = w.Write(stream[:turn.CutAfter])
 		if f, ok := w.(http.Flusher); ok {
@@ -247,6 +261,38 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = w.Write(stream)
+}
+
+// stall writes part of stream (or trickles it) and then waits for the client to go.
+func (s *Server) stall(w http.ResponseWriter, r *http.Request, turn Turn, stream []byte) {
+	flusher, _ := w.(http.Flusher)
+	if turn.Stall == "trickle" {
+		every := turn.TrickleEvery
+		if every <= 0 {
+			every = 50 * time.Millisecond
+		}
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for _, b := range stream {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-t.C:
+			}
+			if _, err := w.Write([]byte{b}); err != nil {
+				return
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+		return
+	}
+	_, _ = w.Write(stream[:len(stream)/2])
+	if flusher != nil {
+		flusher.Flush()
+	}
+	<-r.Context().Done()
 }
 
 func (s *Server) writeError(w http.ResponseWriter, t Turn) {
