@@ -110,6 +110,17 @@ Anthropic model, and keeps every run resumable.
 		RunE: func(c *cobra.Command, args []string) error {
 			// `lovia` alone is `lovia chat` once the chat command is registered.
 			if chat, _, err := c.Find([]string{"chat"}); err == nil && chat != c && chat.RunE != nil {
+				// One bare word is far more often a mistyped command than a prompt.
+				if len(args) == 1 && looksLikeCommand(args[0]) {
+					hint := "run `lovia --help` for the commands; to chat with that word as the prompt: lovia chat " + args[0]
+					if c.SuggestionsMinimumDistance <= 0 {
+						c.SuggestionsMinimumDistance = 2
+					}
+					if sug := c.SuggestionsFor(args[0]); len(sug) > 0 {
+						hint = "did you mean `lovia " + sug[0] + "`? To chat with that word as the prompt: lovia chat " + args[0]
+					}
+					return errs.Newf(errs.KindUsage, hint, "unknown command %q", args[0])
+				}
 				return chat.RunE(chat, args)
 			}
 			if len(args) > 0 {
@@ -191,4 +202,17 @@ func PrintError(w interface{ Write([]byte) (int, error) }, err error) {
 	if h := errs.HintOf(err); h != "" {
 		fmt.Fprintf(w, "  hint: %s\n", h)
 	}
+}
+
+// looksLikeCommand: a single lower-case word (letters, digits, '-'), as commands are.
+func looksLikeCommand(s string) bool {
+	if s == "" || len(s) > 40 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+			return false
+		}
+	}
+	return s[0] != '-'
 }

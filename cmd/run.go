@@ -73,7 +73,7 @@ with lovia resume RUN_ID.`,
 	fl.StringVar(&opts.Output, "output", "text", "output format: text, json or stream-json")
 	fl.StringVar(&opts.OutputSchema, "output-schema", "", "JSON Schema `FILE` the final answer must match (structured output)")
 	fl.StringVar(&opts.Approve, "approve", "none", "answer for actions that need approval: none (deny) or all (allow)")
-	fl.StringVar(&opts.RunID, "run-id", "", "run `ID` (idempotency key: re-issuing a completed id replays its result)")
+	fl.StringVar(&opts.RunID, "run-id", "", "run `ID`: letters, digits, '.', '_', '-', ':' (idempotency key: re-issuing a completed id with the same prompt replays its result)")
 	fl.IntVar(&opts.BudgetTokens, "budget-tokens", 0, "stop once the run used `N` tokens (input + output)")
 	return c
 }
@@ -95,6 +95,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	if opts.BudgetTokens < 0 {
 		return errs.New(errs.KindUsage, "--budget-tokens must not be negative", "use a token count such as 200000")
+	}
+	if err := validRunID(opts.RunID); err != nil {
+		return err
 	}
 	prompt, err := readPrompt(f.IO, opts.Args)
 	if err != nil {
@@ -208,4 +211,23 @@ func readSchema(path string) ([]byte, error) {
 		return nil, errs.Wrap(errs.KindUsage, err, "--output-schema "+path+" must be a JSON object", "")
 	}
 	return data, nil
+}
+
+// validRunID accepts ids that survive a shell, a log line and a file name: 1–128 of
+// letters, digits and . _ - : (no whitespace or control characters).
+func validRunID(id string) error {
+	if id == "" {
+		return nil
+	}
+	ok := len(id) <= 128
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' || r == ':') {
+			ok = false
+			break
+		}
+	}
+	if !ok || id == "." || id == ".." {
+		return errs.Newf(errs.KindUsage, "use up to 128 letters, digits, '.', '_', '-' or ':', e.g. --run-id ci-1234", "--run-id %q is not a valid run id", id)
+	}
+	return nil
 }

@@ -298,10 +298,17 @@ func (c *Config) apply(key, v string, src Source) error {
 	case "max_turns", "budget_tokens":
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			if src.Layer == LayerFlag {
-				return errs.Newf(errs.KindUsage, "use a whole number >= 0", "%s %q is not a number", src.Where, v)
+			hint := "use a whole number >= 0"
+			if key == "max_turns" {
+				hint = "use a positive number of turns, e.g. 50 (0 = the default)"
 			}
-			return bad("use a whole number >= 0")
+			if src.Layer == LayerFlag {
+				if err == nil {
+					return errs.Newf(errs.KindUsage, hint, "%s %s: must not be negative", src.Where, v)
+				}
+				return errs.Newf(errs.KindUsage, hint, "%s %q is not a number", src.Where, v)
+			}
+			return bad(hint)
 		}
 		if key == "max_turns" {
 			c.MaxTurns = n

@@ -214,9 +214,13 @@ func TestResumeAfterCrash(t *testing.T) {
 		t.Fatalf("snapshot after resume: %s %s", shape(snap.Entries), snap.Head.Status)
 	}
 
-	// Re-issuing the completed run replays it without calling the model.
+	// Re-issuing the completed run with another prompt is a conflict, not a replay.
 	calls := len(p.requests())
-	res2, err, evs2 := collect(t, Start(ctx, lead, Text("ignored"), withStores(Options{RunID: "r1", SessionID: "other", Resolve: opts1(p).Resolve}, m)))
+	if _, err, _ := collect(t, Start(ctx, lead, Text("something else"), withStores(Options{RunID: "r1", Resolve: opts1(p).Resolve}, m))); errs.KindOf(err) != errs.KindRunConflict {
+		t.Fatalf("different prompt under a completed id: err %v", err)
+	}
+	// Re-issuing it with its prompt replays it without calling the model.
+	res2, err, evs2 := collect(t, Start(ctx, lead, Text("fix it"), withStores(Options{RunID: "r1", SessionID: "other", Resolve: opts1(p).Resolve}, m)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -332,6 +332,11 @@ func (l *loop) execute(ctx context.Context) error {
 			l.startedAt = snap.Head.StartedAt
 		}
 		l.h.setSessionID(l.sessionID)
+		if !sameInput(snap.Entries, l.input) {
+			// An idempotency key re-issued with another prompt is a mistake, not a replay.
+			return errs.Newf(errs.KindRunConflict, "use a new --run-id for a new prompt, or `lovia resume "+l.opts.RunID+"` to continue that run",
+				"run %q already exists with a different prompt", l.opts.RunID)
+		}
 		if snap.Head.Status == store.StatusCompleted && snap.Head.Result != nil {
 			l.replay = snap
 			return l.replayCompleted(ctx, snap)
@@ -488,6 +493,34 @@ func (l *loop) emitStarted(ctx context.Context) {
 		name = l.replay.Head.Agent
 	}
 	l.emit(ctx, event.Event{Type: event.RunStarted, SessionID: l.sessionID, Agent: name})
+}
+
+// sameInput reports whether input (empty: a plain resume) is what the run started
+// with: the run's first user entries, in order.
+func sameInput(run, input []transcript.Entry) bool {
+	var want []string
+	for _, e := range input {
+		if e.IsUser() {
+			want = append(want, e.Text)
+		}
+	}
+	if len(want) == 0 {
+		return true
+	}
+	i := 0
+	for _, e := range run {
+		if i == len(want) {
+			break
+		}
+		if !e.IsUser() {
+			continue
+		}
+		if e.Text != want[i] {
+			return false
+		}
+		i++
+	}
+	return i == len(want)
 }
 
 func (l *loop) replayCompleted(ctx context.Context, snap *store.Snapshot) error {
