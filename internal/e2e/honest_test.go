@@ -3,6 +3,9 @@ package e2e
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/lovia-dev/lovia/internal/provider/providertest"
 )
 
 // TestHonestUsageErrors: mistakes on the command line get an error that names the
@@ -51,5 +54,61 @@ func TestRunIDConflict(t *testing.T) {
 	}
 	if strings.Contains(r.stdout, "first answer") {
 		t.Errorf("the old answer was replayed for a new prompt: %s", r.stdout)
+	}
+}
+
+// TestRefusalFails: a model refusal (Anthropic stop_reason "refusal", OpenAI refusal
+// content) ends the run as failed with finish reason "refusal" and the model's words,
+// not as an empty success.
+func TestRefusalFails(t *testing.T) {
+	const words = "I can't help with that request."
+	for _, k := range provKinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			var raw string
+			switch k.name {
+			case providertest.KindOpenAI:
+				raw = strings.ReplaceAll(string(providertest.OpenAIStream(providertest.Turn{Text: words}, 1)), `"content":`, `"refusal":`)
+			case providertest.KindResponses:
+				raw = string(providertest.ResponsesStream(providertest.Turn{Text: words}, 1))
+				raw = strings.ReplaceAll(raw, "response.output_text.", "response.refusal.")
+				raw = strings.ReplaceAll(raw, `"type":"output_text","text":`, `"type":"refusal","refusal":`)
+			default:
+				raw = strings.Replace(string(providertest.AnthropicStream(providertest.Turn{Text: words}, 1)), `"stop_reason":"end_turn"`, `"stop_reason":"refusal"`, 1)
+			}
+			srv := k.serve(t, providertest.Turn{Raw: raw})
+			e := provEnv(t, srv)
+			e.vars = append(e.vars, k.env...)
+			p := provRun(e, 60*time.Second, "run", "--model", k.name+":"+k.model, "--output", "json", "do something bad")
+			if p.code != 1 {
+				t.Fatalf("exit %d, want 1\nstdout: %s\nstderr: %s", p.code, p.stdout, p.stderr)
+			}
+			if !strings.Contains(p.stdout, `"finish_reason": "refusal"`) {
+				t.Errorf("json output lacks finish_reason refusal:\n%s", p.stdout)
+			}
+			if !strings.Contains(p.stderr, "the model refused: "+words) {
+				t.Errorf("stderr does not quote the refusal:\n%s", p.stderr)
+			}
+		})
+	}
+}
+
+// TestMalformedChunk: a 200 stream with a broken chunk is reported as a protocol
+// error from the server (retried), not as an HTTP status the server never sent.
+func TestMalformedChunk(t *testing.T) {
+	k := provKinds[0]
+	bad := providertest.Turn{Raw: "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\n\n"}
+	srv := k.serve(t, bad, bad)
+	e := provEnv(t, srv)
+	e.write(".lovia/config.yaml", "provider:\n  max_attempts: 2\n")
+	p := provRun(e, 60*time.Second, "run", "--model", k.name+":"+k.model, "hi")
+	if p.code != 1 {
+		t.Fatalf("exit %d\nstderr: %s", p.code, p.stderr)
+	}
+	if !strings.Contains(p.stderr, "protocol error") || strings.Contains(p.stderr, "HTTP 502") {
+		t.Errorf("stderr:\n%s", p.stderr)
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d requests, want 2 (retried)", n)
 	}
 }

@@ -23,6 +23,7 @@ const (
 	KindCancelled   Kind = "cancelled"    // cancelled by the caller (exit 130)
 	KindTerminated  Kind = "terminated"   // SIGTERM (exit 143)
 	KindOutput      Kind = "output"       // structured output invalid after repair (exit 1)
+	KindRefusal     Kind = "refusal"      // the model refused the request (exit 1)
 	KindTool        Kind = "tool"         // tool infrastructure failure (exit 1)
 	KindStore       Kind = "store"        // persistence failure (exit 1)
 	KindInternal    Kind = "internal"     // a bug (exit 1)

@@ -22,12 +22,17 @@ type HTTPError struct {
 	Overflow   bool
 	// Transport is set for dropped connections and other network failures.
 	Transport error
+	// Protocol marks a reply that broke its wire format (a malformed chunk in a 200
+	// stream): the server's fault, not an HTTP status it sent.
+	Protocol bool
 }
 
 func (e *HTTPError) Error() string {
 	switch {
 	case e.Transport != nil:
 		return fmt.Sprintf("%s: connection failed: %v", e.Provider, e.Transport)
+	case e.Protocol:
+		return fmt.Sprintf("%s: protocol error from the server: %s", e.Provider, e.Message)
 	case e.Message != "":
 		return fmt.Sprintf("%s: HTTP %d: %s", e.Provider, e.Status, e.Message)
 	}
@@ -46,7 +51,7 @@ func (e *HTTPError) Retryable() bool {
 	if e.Overflow {
 		return false
 	}
-	if e.Transport != nil {
+	if e.Transport != nil || e.Protocol {
 		return true
 	}
 	switch e.Status {

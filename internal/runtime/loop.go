@@ -73,6 +73,7 @@ type loop struct {
 	output     string
 	structured json.RawMessage
 	replay     *store.Snapshot
+	refused    bool // the last model turn ended with finish reason "refusal"
 	// owns: this process started the run or restored it from its checkpoint, so it
 	// writes the checkpoint head (also on failure).
 	owns    bool
@@ -772,6 +773,15 @@ func (l *loop) modelPhase(ctx context.Context, turn int) ([]transcript.Entry, er
 	if err := l.checkpoint(ctx, store.StatusRunning); err != nil {
 		return nil, err
 	}
+	if l.refused {
+		// A refusal is not an answer: the run fails and says what the model said.
+		msg := strings.TrimSpace(text.String())
+		if msg == "" {
+			msg = "(no text)"
+		}
+		return nil, errs.Newf(errs.KindRefusal, "rephrase the request or use another model",
+			"the model refused: %s", msg)
+	}
 	return reply, nil
 }
 
@@ -806,7 +816,10 @@ func (l *loop) stream(ctx context.Context, turn int, req provider.Request) (repl
 			if d.Usage != nil {
 				u = u.Add(*d.Usage)
 			}
+		case provider.DeltaFinish:
+			l.refused = d.FinishReason == "refusal"
 		case provider.DeltaDiscard:
+			l.refused = false
 			reply, streamed = reply[:0], false
 			l.emit(ctx, event.Event{Type: event.OutputDiscarded, Turn: turn, Text: d.Text})
 		}
@@ -1031,6 +1044,8 @@ func finishReason(err error) string {
 		return "cancelled"
 	case errs.KindGuardrail:
 		return "guardrail"
+	case errs.KindRefusal:
+		return "refusal"
 	}
 	return "error"
 }

@@ -650,7 +650,7 @@ func finishReason(stop string, calls int) string {
 	case "max_tokens", "model_context_window_exceeded":
 		return "length"
 	case "refusal":
-		return "content_filter"
+		return "refusal"
 	}
 	if calls > 0 {
 		return "tool_calls"
@@ -663,7 +663,7 @@ func (p *Provider) badChunk(data []byte) error {
 	if len(s) > 120 {
 		s = s[:120] + "…"
 	}
-	return &provider.HTTPError{Provider: Prefix, Status: 502, Message: "malformed stream data from server: " + p.redact(s)}
+	return &provider.HTTPError{Provider: Prefix, Protocol: true, Message: "malformed stream data: " + p.redact(s)}
 }
 
 // validArgs returns args as storable JSON ("{}" when empty; a JSON string when

@@ -111,7 +111,7 @@ func TestFailures(t *testing.T) {
 		}},
 		{"malformed", pt.Turn{Raw: fixture(t, "malformed.sse")}, func(err error) bool {
 			var he *provider.HTTPError
-			return errors.As(err, &he) && he.Status == 502 && he.Retryable()
+			return errors.As(err, &he) && he.Protocol && he.Status == 0 && he.Retryable() && strings.Contains(err.Error(), "protocol error")
 		}},
 		{"cut", pt.Turn{Raw: fixture(t, "cut.sse")}, func(err error) bool { return errors.Is(err, provider.ErrStreamCut) }},
 		{"dropped connection", pt.Turn{Text: strings.Repeat("word ", 400), CutAfter: 2500}, func(err error) bool { return errors.Is(err, provider.ErrStreamCut) }},

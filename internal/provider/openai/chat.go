@@ -253,6 +253,7 @@ func (c *Chat) decode(ctx context.Context, dec *provider.SSEReader, yield func(p
 		finish          string
 		use             *usage.Usage
 		done            bool
+		refused         bool
 	)
 	for !done && dec.Next() {
 		data := dec.Data()
@@ -311,6 +312,12 @@ func (c *Chat) decode(ctx context.Context, dec *provider.SSEReader, yield func(p
 					switch string(k) {
 					case "content":
 						field = "content"
+					case "refusal":
+						// Shown like text; the turn ends with finish reason "refusal".
+						field = "content"
+						if s, ok := provider.JSONText(v); ok && s != "" {
+							refused = true
+						}
 					case "reasoning_content":
 						field = "reasoning_content"
 					case "reasoning":
@@ -399,6 +406,9 @@ func (c *Chat) decode(ctx context.Context, dec *provider.SSEReader, yield func(p
 		if len(calls) > 0 {
 			finish = "tool_calls"
 		}
+	}
+	if refused && len(calls) == 0 {
+		finish = "refusal"
 	}
 	yield(provider.Delta{Kind: provider.DeltaFinish, FinishReason: finish}, nil)
 }

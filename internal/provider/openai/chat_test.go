@@ -116,7 +116,7 @@ func TestChatStreamFailures(t *testing.T) {
 		}},
 		{"malformed chunk", pt.Turn{Raw: fixture(t, "openai", "malformed.sse")}, func(t *testing.T, err error) {
 			var he *provider.HTTPError
-			if !errors.As(err, &he) || he.Status != 502 || !he.Retryable() {
+			if !errors.As(err, &he) || !he.Protocol || he.Status != 0 || !he.Retryable() || !strings.Contains(err.Error(), "protocol error") || strings.Contains(err.Error(), "HTTP 502") {
 				t.Errorf("got %#v", err)
 			}
 		}},

@@ -258,7 +258,7 @@ func (c Config) streamError(model string, e gjson.Result) error {
 
 // badChunk is the error for stream data that is not what the wire format says.
 func (c Config) badChunk(data []byte) error {
-	return &provider.HTTPError{Provider: c.Provider, Status: 502,
+	return &provider.HTTPError{Provider: c.Provider, Protocol: true,
 		Message: "malformed stream data from server: " + provider.Redact(capBytes(data, 120), c.APIKey)}
 }
 

@@ -196,6 +196,7 @@ type respItem struct {
 	text      strings.Builder // message text / reasoning summary / call arguments
 	final     string          // complete text from output_item.done, when sent
 	hasFinal  bool
+	refused   bool // the message holds a refusal
 }
 
 // decode reads a Responses API event stream; see Chat.decode for its guarantees.
@@ -204,8 +205,9 @@ func (r *Responses) decode(ctx context.Context, dec *provider.SSEReader, yield f
 		items  []*respItem
 		byIdx  = map[int64]*respItem{}
 		use    *usage.Usage
-		done   bool
-		finish = "stop"
+		done    bool
+		refused bool
+		finish  = "stop"
 	)
 	itemAt := func(idx int64) *respItem {
 		it, ok := byIdx[idx]
@@ -241,8 +243,10 @@ func (r *Responses) decode(ctx context.Context, dec *provider.SSEReader, yield f
 		}
 		kind, dk := "", provider.DeltaText
 		switch string(typRaw) {
-		case `"response.output_text.delta"`, `"response.refusal.delta"`:
+		case `"response.output_text.delta"`:
 			kind = "message"
+		case `"response.refusal.delta"`:
+			kind, refused = "message", true
 		case `"response.reasoning_summary_text.delta"`, `"response.reasoning_text.delta"`:
 			kind, dk = "reasoning", provider.DeltaReasoning
 		case `"response.function_call_arguments.delta"`:
@@ -361,6 +365,12 @@ func (r *Responses) decode(ctx context.Context, dec *provider.SSEReader, yield f
 	if calls > 0 && finish == "stop" {
 		finish = "tool_calls"
 	}
+	for _, it := range items {
+		refused = refused || it.refused
+	}
+	if refused && calls == 0 {
+		finish = "refusal"
+	}
 	yield(provider.Delta{Kind: provider.DeltaFinish, FinishReason: finish}, nil)
 }
 
@@ -374,6 +384,7 @@ func (r *Responses) finishItem(it *respItem, x gjson.Result) {
 			case "output_text":
 				b.WriteString(c.Get("text").String())
 			case "refusal":
+				it.refused = true
 				b.WriteString(c.Get("refusal").String())
 			}
 			return true

@@ -80,7 +80,7 @@ func TestResponsesFailures(t *testing.T) {
 		{"error_event.sse", func(err error) bool { return errors.Is(err, provider.ErrContextOverflow) }},
 		{"malformed.sse", func(err error) bool {
 			var he *provider.HTTPError
-			return errors.As(err, &he) && he.Status == 502
+			return errors.As(err, &he) && he.Protocol && he.Status == 0 && strings.Contains(err.Error(), "protocol error")
 		}},
 		{"cut.sse", func(err error) bool { return errors.Is(err, provider.ErrStreamCut) }},
 	}
