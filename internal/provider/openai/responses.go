@@ -202,9 +202,9 @@ type respItem struct {
 // decode reads a Responses API event stream; see Chat.decode for its guarantees.
 func (r *Responses) decode(ctx context.Context, dec *provider.SSEReader, yield func(provider.Delta, error) bool) {
 	var (
-		items  []*respItem
-		byIdx  = map[int64]*respItem{}
-		use    *usage.Usage
+		items   []*respItem
+		byIdx   = map[int64]*respItem{}
+		use     *usage.Usage
 		done    bool
 		refused bool
 		finish  = "stop"
