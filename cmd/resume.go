@@ -260,7 +260,11 @@ func followRun(f *Factory, a *app.App, h *runtime.Handle, format headless.Format
 		case sig := <-sigs:
 			if interrupted {
 				if sig == os.Interrupt {
-					fmt.Fprintln(f.IO.ErrOut, "\nlovia: interrupted again — exiting now; the run stays resumable: "+resumeCommand(f, a, h.RunID()))
+					if runRecorded(a, h.RunID()) {
+						fmt.Fprintln(f.IO.ErrOut, "\nlovia: interrupted again — exiting now; the run stays resumable: "+resumeCommand(f, a, h.RunID()))
+					} else {
+						fmt.Fprintln(f.IO.ErrOut, "\nlovia: interrupted again — exiting now; the run was not recorded yet")
+					}
 					f.Exit(130)
 					return &exitError{130}
 				}
@@ -282,7 +286,11 @@ func followRun(f *Factory, a *app.App, h *runtime.Handle, format headless.Format
 	a.Log.Info("run ended", "run", h.RunID(), "exit", code, "err", runErr)
 	switch {
 	case code == 130 || code == 143:
-		fmt.Fprintf(f.IO.ErrOut, "lovia: interrupted — continue with: %s\n", resumeCommand(f, a, h.RunID()))
+		if runRecorded(a, h.RunID()) {
+			fmt.Fprintf(f.IO.ErrOut, "lovia: interrupted — continue with: %s\n", resumeCommand(f, a, h.RunID()))
+		} else {
+			fmt.Fprintln(f.IO.ErrOut, "lovia: interrupted before the run was recorded; nothing to resume")
+		}
 	case code != 0:
 		if runErr == nil && term != nil && term.Error != nil {
 			runErr = &errs.Error{Kind: errs.Kind(term.Error.Kind), Msg: term.Error.Message, Hint: term.Error.Hint}
@@ -311,4 +319,14 @@ func resumeCommand(f *Factory, a *app.App, runID string) string {
 		s += " --db " + a.Config.DB
 	}
 	return s
+}
+
+// runRecorded reports whether the run has a checkpoint to resume from (an interrupt
+// during setup leaves none, and a resume hint would point at nothing).
+func runRecorded(a *app.App, runID string) bool {
+	if a.Checkpointer == nil || runID == "" {
+		return false
+	}
+	_, err := a.Checkpointer.Load(context.Background(), runID)
+	return err == nil
 }

@@ -1,7 +1,12 @@
 package e2e
 
 import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -110,5 +115,45 @@ func TestMalformedChunk(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 2 {
 		t.Errorf("%d requests, want 2 (retried)", n)
+	}
+}
+
+// TestInterruptBeforeRecorded: Ctrl-C while the run is still being set up (a slow
+// session_start hook) exits 130 without a resume hint for a run that does not exist.
+func TestInterruptBeforeRecorded(t *testing.T) {
+	e := newEnv(t)
+	e.write("script.yaml", "turns:\n  - text: never\n")
+	cfg := filepath.Join(e.home, ".config", "lovia", "config.yaml")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte("hooks:\n  - {event: session_start, command: \"touch started && sleep 20\", timeout: 60}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", "-m", "script:script.yaml", "--run-id", "early", "go")
+	cmd.Dir, cmd.Env = e.dir, e.vars
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(e.dir, "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the session_start hook never ran; stderr: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	_ = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d, want 130; stderr: %s", code, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "lovia resume") || !strings.Contains(stderr.String(), "nothing to resume") {
+		t.Errorf("stderr: %s", stderr.String())
 	}
 }
