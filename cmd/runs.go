@@ -114,7 +114,17 @@ func (o *RunsOptions) now() time.Time {
 	return time.Now()
 }
 
+// openStore opens the database for reading: listings, show, export and completion
+// never take the write lock.
 func openStore(ctx context.Context, f *Factory) (*app.Store, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return app.OpenStoreReadOnly(ctx, f.AppOptions())
+}
+
+// openStoreRW opens the database for commands that change it.
+func openStoreRW(ctx context.Context, f *Factory) (*app.Store, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}

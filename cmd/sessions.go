@@ -297,7 +297,7 @@ func writeConversation(w io.Writer, entries []transcript.Entry) {
 
 func sessionsRm(ctx context.Context, opts *SessionsOptions) error {
 	f := opts.F
-	s, err := openStore(ctx, f)
+	s, err := openStoreRW(ctx, f)
 	if err != nil {
 		return err
 	}

@@ -23,11 +23,21 @@ type Store struct {
 
 // OpenStore loads the configuration of opts and opens its database.
 func OpenStore(ctx context.Context, opts Options) (*Store, error) {
+	return openStore(ctx, opts, sqlite.Open)
+}
+
+// OpenStoreReadOnly is OpenStore for commands that only look: it creates and locks
+// nothing, so it works on a read-only LOVIA_HOME and while a run writes.
+func OpenStoreReadOnly(ctx context.Context, opts Options) (*Store, error) {
+	return openStore(ctx, opts, sqlite.OpenReadOnly)
+}
+
+func openStore(ctx context.Context, opts Options, open func(context.Context, string) (*sqlite.DB, error)) (*Store, error) {
 	cfg, err := config.Load(config.Options{Cwd: opts.Cwd, Getenv: opts.Getenv, Flags: opts.Flags})
 	if err != nil {
 		return nil, err
 	}
-	db, err := sqlite.Open(ctx, cfg.DB)
+	db, err := open(ctx, cfg.DB)
 	if err != nil {
 		return nil, err
 	}

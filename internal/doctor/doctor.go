@@ -401,7 +401,7 @@ func checkDB(ctx context.Context, path string) Result {
 		r.Status, r.Detail = OK, path+" (created on the first run)"
 		return r
 	}
-	db, err := sqlite.Open(ctx, path)
+	db, err := sqlite.OpenReadOnly(ctx, path)
 	if err != nil {
 		return failure("database", err, "move "+path+" aside; lovia creates a fresh one")
 	}

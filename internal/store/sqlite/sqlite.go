@@ -42,6 +42,8 @@ type DB struct {
 	wmu  sync.Mutex
 	self Holder // this process, as recorded in run claims
 	now  func() time.Time
+	// readOnly: opened by OpenReadOnly; writes are refused.
+	readOnly bool
 }
 
 // DefaultPath is where lovia keeps its database: $LOVIA_HOME/lovia.db, else
@@ -264,6 +266,9 @@ func sqliteCode(err error) int {
 // write runs fn in a BEGIN IMMEDIATE transaction, retrying the whole transaction if
 // another process keeps the write lock past the busy timeout.
 func (db *DB) write(ctx context.Context, op string, fn func(*sql.Tx) error) error {
+	if db.readOnly {
+		return errs.Newf(errs.KindInternal, "", "%s: database %s was opened read-only", op, db.path)
+	}
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
 	var err error
