@@ -302,42 +302,90 @@ func (s *Workspace) RunShell(ctx context.Context, req ShellRequest) ShellResult 
 }
 
 // call checks builtins that read files (source) — other builtins act only through
-// redirects (open handler) or run commands (exec handler).
+// redirects (open handler) or run commands (exec handler). The interpreter opens a
+// sourced file through the open handler, which judges and opens it like any
+// redirect; a denial is reported here already, with the builtin's name.
 func (r *shellRun) call(ctx context.Context, args []string) ([]string, error) {
-	if args[0] == "source" || args[0] == "." {
+	if (args[0] == "source" || args[0] == ".") && len(args) > 1 {
 		hc := interp.HandlerCtx(ctx)
-		for _, a := range args[1:2] {
-			abs := r.s.policy.Resolve(a, hc.Dir)
-			d, why := r.s.policy.DecidePath(abs, OpRead)
-			if _, err := r.check(ctx, d, r.covered(abs), "source "+a, why); err != nil {
-				return nil, err
-			}
+		_, d, why := r.s.policy.Judge(args[1], hc.Dir, OpRead)
+		if d == Deny {
+			return nil, r.deny(&DeniedError{What: "source " + args[1], Reason: why})
 		}
 	}
 	return args, nil
 }
 
+// open is every redirect and sourced file of the interpreter: the exact stream
+// names are the command's own streams; every other path is judged by
+// Policy.Judge and opened by safeOpen, exactly as judged, by lovia's process.
 func (r *shellRun) open(ctx context.Context, path string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
 	hc := interp.HandlerCtx(ctx)
 	op := OpRead
 	if flag&(os.O_WRONLY|os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_TRUNC) != 0 {
 		op = OpWrite
 	}
-	if !isStream(path) {
-		abs := r.s.policy.Resolve(path, hc.Dir)
-		d, why := r.s.policy.DecidePath(abs, op)
-		if d != Allow {
-			why += ". " + r.s.policy.AllowHint(op, abs)
-		}
-		if _, err := r.check(ctx, d, r.covered(abs), fmt.Sprintf("%s redirect to %s", op, path), why); err != nil {
-			return nil, err
-		}
+	if s, ok := streamFile(hc, path, flag, perm); ok {
+		return s()
 	}
-	if path != "" && !strings.HasPrefix(path, "/") {
-		path = hc.Dir + "/" + path
+	abs, d, why := r.s.policy.Judge(path, hc.Dir, op)
+	if d != Allow {
+		why += ". " + r.s.policy.AllowHint(op, abs)
 	}
-	return os.OpenFile(path, flag, perm)
+	if _, err := r.check(ctx, d, r.covered(abs), fmt.Sprintf("%s redirect to %s", op, path), why); err != nil {
+		return nil, err
+	}
+	f, err := r.s.safeOpen(abs, flag, perm, forRedirect)
+	if err != nil {
+		// A *PathError is an ordinary failure (message, status 1), not a fatal one.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, &os.PathError{Op: "open", Path: path, Err: pe.Err}
+		}
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return f, nil
 }
+
+// streamFile maps the exact names /dev/null, /dev/stdin, /dev/stdout, /dev/stderr
+// and /dev/tty. The std names are the command's streams in the interpreter, not
+// lovia's own (opening lovia's /dev/stdout would write into its terminal); a
+// command has no terminal, so /dev/tty reads nothing and writes to stderr.
+func streamFile(hc interp.HandlerContext, path string, flag int, perm os.FileMode) (func() (io.ReadWriteCloser, error), bool) {
+	switch path {
+	case "/dev/null":
+		return func() (io.ReadWriteCloser, error) { return os.OpenFile(os.DevNull, flag, perm) }, true
+	case "/dev/stdin":
+		return func() (io.ReadWriteCloser, error) { return stream{r: hc.Stdin}, nil }, true
+	case "/dev/stdout":
+		return func() (io.ReadWriteCloser, error) { return stream{w: hc.Stdout}, nil }, true
+	case "/dev/stderr", "/dev/tty":
+		return func() (io.ReadWriteCloser, error) { return stream{w: hc.Stderr}, nil }, true
+	}
+	return nil, false
+}
+
+// stream is one of the command's own streams as a file; Close leaves it open.
+type stream struct {
+	r io.Reader
+	w io.Writer
+}
+
+func (s stream) Read(p []byte) (int, error) {
+	if s.r == nil {
+		return 0, io.EOF
+	}
+	return s.r.Read(p)
+}
+
+func (s stream) Write(p []byte) (int, error) {
+	if s.w == nil {
+		return len(p), nil
+	}
+	return s.w.Write(p)
+}
+
+func (stream) Close() error { return nil }
 
 // baseline are variables whose change makes a command run other code.
 var baseline = []string{"PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV"}

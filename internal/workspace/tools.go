@@ -93,8 +93,7 @@ func (w *Workspace) pathApproval(path string, op Op, diff func() string) (*event
 	if path == "" && op == OpRead {
 		path = "."
 	}
-	abs := w.policy.Resolve(path, "")
-	d, why := w.policy.DecidePath(abs, op)
+	abs, d, why := w.policy.Judge(path, "", op)
 	switch d {
 	case Deny:
 		// The run loop prefixes "denied:".

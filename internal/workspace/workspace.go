@@ -31,8 +31,12 @@ const (
 // "allow for this session" rules, what the agent has read (to refuse stale edits) and
 // background processes. It is safe for concurrent use. Close kills background processes.
 type Workspace struct {
-	cfg          Config
-	policy       *Policy
+	cfg    Config
+	policy *Policy
+	// rootFD is the root directory, opened once: file tools open paths inside the
+	// root relative to it (safeOpen). Closed by its finalizer, not by Close, so a
+	// late call after Close still works.
+	rootFD       *os.File
 	executor     ShellExecutor
 	sandboxNote  string // set when the sandbox was requested but is unavailable
 	envList      []string
@@ -59,6 +63,11 @@ func New(cfg Config) (*Workspace, error) {
 		return nil, err
 	}
 	w := &Workspace{cfg: cfg, policy: p, reads: map[string]stamp{}, procs: map[string]*bgProc{}}
+	rootFD, err := openResolved(nil, "", p.root, os.O_RDONLY|dirFlag, 0)
+	if err != nil {
+		return nil, errs.Wrap(errs.KindConfig, err, "workspace root "+p.root+" cannot be opened", "run lovia inside a readable directory or pass -C DIR")
+	}
+	w.rootFD = rootFD
 	w.shellTimeout = DefaultShellTimeout
 	if cfg.ShellTimeout > 0 {
 		w.shellTimeout = time.Duration(cfg.ShellTimeout) * time.Second
@@ -201,16 +210,16 @@ func (w *Workspace) dir(cwd string) (string, error) {
 	if cwd == "" {
 		return w.policy.root, nil
 	}
-	abs := w.policy.Resolve(cwd, "")
+	abs, d, why := w.policy.Judge(cwd, "", OpRead)
+	if d == Deny {
+		return "", &DeniedError{What: "working directory " + cwd, Reason: why}
+	}
 	fi, err := os.Stat(abs)
 	if err != nil {
 		return "", fmt.Errorf("working directory %s: %w", cwd, err)
 	}
 	if !fi.IsDir() {
 		return "", fmt.Errorf("working directory %s is not a directory", cwd)
-	}
-	if d, why := w.policy.DecidePath(abs, OpRead); d == Deny {
-		return "", &DeniedError{What: "working directory " + cwd, Reason: why}
 	}
 	return abs, nil
 }
@@ -251,6 +260,13 @@ func (p *Policy) AllowHint(op Op, abs string) string {
 			return "Credentials are off limits: leave them alone unless the user adds a workspace.path_rules entry for this path."
 		}
 	}
+	if op == OpWrite {
+		if rel, ok := relInside(p.root, abs); ok {
+			if _, ok := protectedWrite(rel); ok {
+				return "Leave git's config and hooks and lovia's .lovia/ to the user (they can edit them, or run lovia with --policy trusted, which asks); for a git setting the user wants, tell them the command to run."
+			}
+		}
+	}
 	dir := abs
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 		dir = filepath.Dir(abs)
@@ -275,8 +291,7 @@ func (w *Workspace) CheckPath(path string, op Op, approved bool) (string, Decisi
 	if strings.TrimSpace(path) == "" {
 		return "", Deny, fmt.Errorf("empty path")
 	}
-	abs := w.policy.Resolve(path, "")
-	d, why := w.policy.DecidePath(abs, op)
+	abs, d, why := w.policy.Judge(path, "", op)
 	if d == Deny || d == Ask && !approved {
 		return abs, d, &PathError{Path: path, Abs: abs, Op: op, Decision: d, Reason: why, hint: w.policy.AllowHint(op, abs)}
 	}
