@@ -180,11 +180,11 @@ func (p *Policy) resolve(path, cwd string) (string, error) {
 // Judge resolves path (relative to cwd, "" = the root) and decides op on it: the
 // one place a path given by the model or a command is turned into a verdict. A path
 // the kernel could not resolve (a loop, ".." after a missing directory, a magic link)
-// is denied; abs is then the path cleaned, for messages only.
+// is denied, and abs is then "" (there is no path it names).
 func (p *Policy) Judge(path, cwd string, op Op) (abs string, d Decision, why string) {
 	abs, err := p.resolve(path, cwd)
 	if err != nil {
-		return p.lexical(path, cwd), Deny, fmt.Sprintf("%s cannot be resolved to a file: %v", path, err)
+		return "", Deny, fmt.Sprintf("%s cannot be resolved to a file: %v", path, err)
 	}
 	d, why = p.DecidePath(abs, op)
 	return abs, d, why

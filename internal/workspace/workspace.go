@@ -245,6 +245,9 @@ func (e *PathError) Unwrap() error { return ErrDenied }
 // AllowHint says what would allow op on abs (for denial messages): which part of the
 // configuration decides it, and what the user could change.
 func (p *Policy) AllowHint(op Op, abs string) string {
+	if abs == "" {
+		return "Use a plain path to an existing directory: no symlink loops, no .. after a directory that does not exist, no /proc/*/fd or /dev/fd links."
+	}
 	for _, d := range p.denied {
 		if d.match(abs, p.root) {
 			return "The path is in workspace.denied_paths: leave it alone unless the user changes that."
