@@ -350,3 +350,95 @@ func TestGitCommitStillWorks(t *testing.T) {
 		t.Fatalf("git commit: %+v %q", res, out)
 	}
 }
+
+func TestGlobsDoNotListOutside(t *testing.T) {
+	e := newEscapeEnv(t)
+	w := newWS(t, e.testEnv, PresetCoding, SandboxOff)
+	// echo is a builtin: only the interpreter's own directory read could leak names.
+	for _, c := range []string{"echo " + e.outside + "/*", "echo to_outdir/*", "echo nope/../to_outdir/*"} {
+		res, out := run(t, w, ShellRequest{Command: c, Approved: true})
+		if strings.Contains(out, "canary.txt") {
+			t.Errorf("%s listed the outside directory: %+v %q", c, res, out)
+		}
+	}
+	// Inside the root globs still expand.
+	if res, out := run(t, w, ShellRequest{Command: "echo src/*.go", Approved: true}); out != "src/main.go\n" {
+		t.Fatalf("glob inside: %+v %q", res, out)
+	}
+	// An approval that showed the directory covers its listing.
+	res, out := run(t, w, ShellRequest{Command: "echo " + e.outside + "/*", Approved: true, ApprovedPaths: []string{e.outside}})
+	if !strings.Contains(out, "canary.txt") {
+		t.Fatalf("approved glob: %+v %q", res, out)
+	}
+}
+
+func TestWriteSizeLimits(t *testing.T) {
+	e := newTestEnv(t)
+	w := newWS(t, e, PresetCoding, SandboxOff)
+	big := strings.Repeat("x", MaxWriteBytes+1)
+	if _, err := w.WriteFile("big.txt", big, false, false); err == nil || !strings.Contains(err.Error(), "10.0 MiB") || !strings.Contains(err.Error(), "shell") {
+		t.Fatalf("write_file over the limit: %v", err)
+	}
+	if fileExists(e.root + "/big.txt") {
+		t.Fatal("an oversized write_file wrote")
+	}
+	write(t, e.root+"/huge.txt", big)
+	if _, err := w.EditFile("huge.txt", "x", "y", false, false); err == nil || !strings.Contains(err.Error(), "10.0 MiB") || !strings.Contains(err.Error(), "shell command") {
+		t.Fatalf("edit_file of a file over the limit: %v", err)
+	}
+	if _, err := w.WriteFile("huge.txt", "small\n", false, false); err == nil || !strings.Contains(err.Error(), "limit") && !strings.Contains(err.Error(), "10.0 MiB") {
+		t.Fatalf("write_file over a file over the limit: %v", err)
+	}
+	// An edit that would grow past the limit is refused before it is built.
+	write(t, e.root+"/many.txt", strings.Repeat("a\n", 100_000))
+	if _, err := w.ReadFile("many.txt", 0, 1, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.EditFile("many.txt", "a", strings.Repeat("b", 200), true, false); err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Fatalf("growing edit: %v", err)
+	}
+	// Within the limits all is as before.
+	if _, err := w.EditFile("many.txt", "a\na\n", "c\n", false, false); err == nil {
+		t.Fatal("ambiguous edit accepted")
+	}
+	if out, err := w.WriteFile("ok.txt", "fine\n", false, false); err != nil || !strings.Contains(out, "created") {
+		t.Fatalf("%q %v", out, err)
+	}
+}
+
+// Writes replace the file atomically in the judged directory: a hard link to the
+// old file (which could point anywhere on the file system) is not written through,
+// and the mode is kept.
+func TestWriteReplacesAtomically(t *testing.T) {
+	e := newEscapeEnv(t)
+	w := newWS(t, e.testEnv, PresetCoding, SandboxOff)
+	if err := os.Link(e.canary, e.root+"/hard.txt"); err != nil {
+		t.Skip("no hard links here:", err)
+	}
+	if err := os.Chmod(e.root+"/hard.txt", 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.ReadFile("hard.txt", 0, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.EditFile("hard.txt", "CANARY", "EDITED", false, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteFile("hard.txt", "REPLACED\n", false, false); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(e.root + "/hard.txt")
+	if err != nil || fi.Mode().Perm() != 0o640 || readStr(t, e.root+"/hard.txt") != "REPLACED\n" {
+		t.Fatalf("replaced file: %v %v", fi, err)
+	}
+	e.checkCanary(t)
+	if ents, _ := os.ReadDir(e.root); len(ents) == 0 {
+		t.Fatal("root empty")
+	} else {
+		for _, de := range ents {
+			if strings.Contains(de.Name(), ".lovia-") {
+				t.Fatalf("temporary file left: %s", de.Name())
+			}
+		}
+	}
+}

@@ -113,21 +113,42 @@ func (w *Workspace) ReadFile(path string, offset, limit int, approved bool) (str
 	if limit <= 0 {
 		limit = DefaultReadLines
 	}
-	lines := splitLines(string(data))
-	total := len(lines)
+	// Work on the bytes read (no string copy or line slice of the whole file): a
+	// 64 MiB file costs 64 MiB, not three times that.
+	total := bytes.Count(data, []byte{'\n'})
+	if data[len(data)-1] != '\n' {
+		total++
+	}
 	if offset > total {
 		return "", userErr("%s has %d lines; offset %d is past the end", path, total, offset)
+	}
+	pos := 0
+	for i := 1; i < offset; i++ {
+		pos += bytes.IndexByte(data[pos:], '\n') + 1
 	}
 	var b strings.Builder
 	last := offset - 1
 	cut := false
 	for i := offset - 1; i < total && i < offset-1+limit; i++ {
-		line := strings.TrimRight(lines[i], "\r\n")
-		if utf8.RuneCountInString(line) > maxLineChars {
-			r := []rune(line)
-			line = string(r[:maxLineChars]) + fmt.Sprintf(" [... line truncated, %d more characters]", len(r)-maxLineChars)
+		end := bytes.IndexByte(data[pos:], '\n')
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += pos
 		}
-		entry := fmt.Sprintf("%6d\t%s\n", i+1, line)
+		line := bytes.TrimRight(data[pos:end], "\r")
+		pos = end + 1
+		var entry string
+		if n := utf8.RuneCount(line); n > maxLineChars {
+			cutAt := 0
+			for k := 0; k < maxLineChars; k++ {
+				_, size := utf8.DecodeRune(line[cutAt:])
+				cutAt += size
+			}
+			entry = fmt.Sprintf("%6d\t%s [... line truncated, %d more characters]\n", i+1, line[:cutAt], n-maxLineChars)
+		} else {
+			entry = fmt.Sprintf("%6d\t%s\n", i+1, line)
+		}
 		if b.Len()+len(entry) > MaxReadChars && i >= offset {
 			cut = true
 			break
@@ -448,6 +469,9 @@ func (w *Workspace) PreviewWrite(path, content string) string {
 	if err != nil || len(content) > MaxWriteBytes {
 		return ""
 	}
+	if d, _ := w.policy.DecidePath(abs, OpRead); d == Deny {
+		return "" // never show what may not be read, not even in a diff
+	}
 	old, _, _, _ := w.readJudged(abs, MaxWriteBytes)
 	return UnifiedDiff(w.rel(abs), string(old), content)
 }
@@ -455,6 +479,9 @@ func (w *Workspace) PreviewWrite(path, content string) string {
 func (w *Workspace) PreviewEdit(path, oldS, newS string, replaceAll bool) string {
 	abs, err := w.policy.resolve(path, "")
 	if err != nil {
+		return ""
+	}
+	if d, _ := w.policy.DecidePath(abs, OpRead); d == Deny {
 		return ""
 	}
 	data, _, ok, err := w.readJudged(abs, MaxWriteBytes)

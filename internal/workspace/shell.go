@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -208,6 +210,20 @@ func (r *shellRun) covered(abs string) bool {
 	return false
 }
 
+// coversBelow reports a directory above a path the call's approval covered: the
+// glob engine checks each directory on the way to it.
+func (r *shellRun) coversBelow(abs string) bool {
+	if !r.req.Approved || abs == "" {
+		return false
+	}
+	for _, p := range r.req.ApprovedPaths {
+		if under(abs, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // check turns a run-time decision into nil (go on) or a stopping error. An "ask"
 // passes when the call's approval covers it, or when the person approves it now.
 // runtimeOK reports an approval given just now (the sandbox may open its writes).
@@ -264,6 +280,7 @@ func (s *Workspace) RunShell(ctx context.Context, req ShellRequest) ShellResult 
 		interp.StdIO(nil, out, out),
 		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return run.exec }),
 		interp.OpenHandler(run.open),
+		interp.ReadDirHandler2(run.readDir),
 		interp.CallHandler(run.call),
 	)
 	if err != nil {
@@ -345,6 +362,26 @@ func (r *shellRun) open(ctx context.Context, path string, flag int, perm os.File
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	return f, nil
+}
+
+// readDir lists a directory for glob expansion in lovia's process: the directory
+// is judged for reading like any path (an ask passes only when the call's approval
+// showed it) and opened by safeOpen. A refused directory expands to nothing, so the
+// pattern stays as written and the command is judged on it.
+func (r *shellRun) readDir(ctx context.Context, path string) ([]fs.DirEntry, error) {
+	hc := interp.HandlerCtx(ctx)
+	abs, d, why := r.s.policy.Judge(path, hc.Dir, OpRead)
+	if d == Deny || d == Ask && !r.covered(abs) && !r.coversBelow(abs) {
+		return nil, &os.PathError{Op: "readdir", Path: path, Err: errors.New(why)}
+	}
+	f, err := r.s.safeOpen(abs, os.O_RDONLY|dirFlag, 0, forTool)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	return ents, err
 }
 
 // streamFile maps the exact names /dev/null, /dev/stdin, /dev/stdout, /dev/stderr
