@@ -182,7 +182,7 @@ func TestResolverFailuresAreDenied(t *testing.T) {
 	e := newEscapeEnv(t)
 	p := e.policy(t, PresetTrusted)
 	cases := []struct {
-		path string
+		path  string
 		errno syscall.Errno
 	}{
 		{"nope/../src/main.go", syscall.ENOENT},

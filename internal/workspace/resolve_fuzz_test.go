@@ -202,4 +202,3 @@ func FuzzResolver(f *testing.F) {
 		checkAgainstKernel(t, root, p)
 	})
 }
-
