@@ -99,3 +99,50 @@ func TestSwapBetweenCheckAndOpen(t *testing.T) {
 	e.checkCanary(t)
 	t.Logf("%d of %d reads reached the inside file", reads, 2*n)
 }
+
+// TestOpenWalkFallback covers the opener used where openat2 is missing (kernels
+// before 5.6, seccomp filters, other systems): every component with O_NOFOLLOW.
+func TestOpenWalkFallback(t *testing.T) {
+	e := newEscapeEnv(t)
+	open := func(abs string, mkdir bool) error {
+		fd, err := openWalk(unix.AT_FDCWD, abs, unix.O_RDONLY, 0, mkdir)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}
+	if err := open(e.root+"/src/main.go", false); err != nil {
+		t.Fatalf("plain path: %v", err)
+	}
+	for _, p := range []string{e.root + "/link_in/main.go", e.root + "/to_canary", e.root + "/to_outdir/canary.txt", e.root + "/src/../to_canary"} {
+		if err := open(p, false); err == nil {
+			t.Errorf("%s opened through a symlink or ..", p)
+		}
+	}
+	if err := open(e.root+"/new/dir", true); err != nil {
+		t.Fatalf("mkdir: %v", err)
+	}
+	if fi, err := os.Lstat(e.root + "/new/dir"); err != nil || !fi.IsDir() {
+		t.Fatalf("mkdir did not create: %v", err)
+	}
+	if err := open(e.root+"/to_outdir/made", true); err == nil {
+		t.Fatal("mkdir went through a symlink")
+	}
+	if _, err := os.Stat(e.outside + "/made"); err == nil {
+		t.Fatal("a directory was made outside")
+	}
+	// Relative to the root's fd, as openResolved does inside the root.
+	root, err := os.Open(e.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	fd, err := openWalk(int(root.Fd()), "src/main.go", unix.O_RDONLY, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(fd)
+	if _, err := openWalk(int(root.Fd()), "../outside/canary.txt", unix.O_RDONLY, 0, false); err == nil {
+		t.Fatal(".. escaped the root fd")
+	}
+}
