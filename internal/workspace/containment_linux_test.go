@@ -71,9 +71,9 @@ func TestSwapBetweenCheckAndOpen(t *testing.T) {
 			t.Fatalf("%s read the canary: %q", what, s)
 		}
 	}
-	n := 100
+	n := 40
 	if testing.Short() {
-		n = 30
+		n = 15
 	}
 	reads := 0
 	for i := 0; i < n; i++ {
