@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/lovia-dev/lovia/internal/event"
+	"github.com/lovia-dev/lovia/internal/tool"
 )
 
 // Issue 13 class 1: the path judged is the path opened. Every case below names a
@@ -448,4 +452,76 @@ func TestWriteReplacesAtomically(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A file tool's run is bound to its approval: an "ask" passes only for the path
+// the approval showed, so a link changed between the approval and the run cannot
+// carry the approved call to another file.
+func TestApprovalBindsThePathShown(t *testing.T) {
+	e := newEscapeEnv(t)
+	other := filepath.Join(e.base, "other.txt")
+	write(t, other, "OTHER-OUTSIDE\n")
+	w := newWS(t, e.testEnv, PresetCoding, SandboxOff)
+	tools := map[string]tool.Tool{}
+	for _, tl := range w.Tools() {
+		tools[tl.Spec().Name] = tl
+	}
+	rt := tools["read_file"]
+	args := json.RawMessage(`{"path":"sw"}`)
+	link := func(target string) {
+		t.Helper()
+		os.Remove(e.root + "/sw")
+		if err := os.Symlink(target, e.root+"/sw"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	// Approved as the canary, then the link moves: the run does not read the other file.
+	link(e.canary)
+	a, err := rt.Spec().Approval(ctx, nil, args)
+	if err != nil || a == nil || a.Path != e.canary {
+		t.Fatalf("approval: %+v %v", a, err)
+	}
+	link(other)
+	res, _ := rt.Invoke(ctx, nil, args)
+	if !res.IsError || strings.Contains(res.Text, "OTHER") {
+		t.Fatalf("the approval carried over to another file: %q", res.Text)
+	}
+	// Unchanged, the approved path is read.
+	link(e.canary)
+	if a, _ := rt.Spec().Approval(ctx, nil, args); a == nil {
+		t.Fatal("no approval")
+	}
+	if res, _ := rt.Invoke(ctx, nil, args); res.IsError || !strings.Contains(res.Text, "CANARY") {
+		t.Fatalf("approved read: %q", res.Text)
+	}
+	// No approval was needed (inside), then the link moves outside: asked again.
+	link("src/main.go")
+	if a, _ := rt.Spec().Approval(ctx, nil, args); a != nil {
+		t.Fatalf("inside asked: %+v", a)
+	}
+	link(other)
+	var asked string
+	rc := &tool.RunContext{Ask: func(_ context.Context, a *event.Approval) (tool.Decision, error) {
+		asked = a.Path
+		return tool.Decision{}, nil
+	}}
+	if res, _ := rt.Invoke(ctx, rc, args); !res.IsError || strings.Contains(res.Text, "OTHER") || asked != other {
+		t.Fatalf("run-time ask: %q asked %q", res.Text, asked)
+	}
+	// The same for writes (trusted: writing outside asks).
+	wt := newWS(t, e.testEnv, PresetTrusted, SandboxOff)
+	for _, tl := range wt.Tools() {
+		tools[tl.Spec().Name] = tl
+	}
+	wargs := json.RawMessage(`{"path":"sw","content":"PWNED\n"}`)
+	link(e.outside + "/new.txt")
+	if a, _ := tools["write_file"].Spec().Approval(ctx, nil, wargs); a == nil {
+		t.Fatal("no approval for a write outside")
+	}
+	link(e.canary)
+	if res, _ := tools["write_file"].Invoke(ctx, nil, wargs); !res.IsError {
+		t.Fatalf("write carried over: %q", res.Text)
+	}
+	e.checkCanary(t)
 }

@@ -77,7 +77,11 @@ func isBinary(data []byte) bool {
 // ReadFile returns lines [offset, offset+limit) (1-based) of path with line numbers,
 // capped at MaxReadChars. It refuses binary and non-UTF-8 files.
 func (w *Workspace) ReadFile(path string, offset, limit int, approved bool) (string, error) {
-	abs, _, err := w.CheckPath(path, OpRead, approved)
+	return w.readFile(path, offset, limit, fixedGate(approved))
+}
+
+func (w *Workspace) readFile(path string, offset, limit int, g gate) (string, error) {
+	abs, _, err := w.checkPath(path, OpRead, g)
 	if err != nil {
 		return "", err
 	}
@@ -263,11 +267,15 @@ func (w *Workspace) walk(start string, hidden bool, fn func(e walkEntry) bool) {
 
 // ListFiles lists files under opts.Path matching opts.Pattern, respecting .gitignore.
 func (w *Workspace) ListFiles(opts ListOptions, approved bool) (string, error) {
+	return w.listFiles(opts, fixedGate(approved))
+}
+
+func (w *Workspace) listFiles(opts ListOptions, g gate) (string, error) {
 	p := opts.Path
 	if p == "" {
 		p = "."
 	}
-	abs, _, err := w.CheckPath(p, OpRead, approved)
+	abs, _, err := w.checkPath(p, OpRead, g)
 	if err != nil {
 		return "", err
 	}
@@ -320,10 +328,14 @@ func (w *Workspace) ListFiles(opts ListOptions, approved bool) (string, error) {
 // WriteFile creates or overwrites path with content. createOnly refuses an existing
 // file; overwriting a file changed since the agent read it is refused.
 func (w *Workspace) WriteFile(path, content string, createOnly, approved bool) (string, error) {
+	return w.writeFile(path, content, createOnly, fixedGate(approved))
+}
+
+func (w *Workspace) writeFile(path, content string, createOnly bool, g gate) (string, error) {
 	if len(content) > MaxWriteBytes {
 		return "", userErr("the content for %s is %s, over write_file's limit of %s; write large files with a shell command (e.g. a generator script)", path, humanBytes(int64(len(content))), humanBytes(MaxWriteBytes))
 	}
-	abs, _, err := w.CheckPath(path, OpWrite, approved)
+	abs, _, err := w.checkPath(path, OpWrite, g)
 	if err != nil {
 		return "", err
 	}
@@ -422,10 +434,14 @@ func toCRLF(s string) string {
 // EditFile replaces old with new in path (exactly one match unless replaceAll) and
 // returns a unified diff. It refuses a file changed since the agent last read it.
 func (w *Workspace) EditFile(path, oldS, newS string, replaceAll, approved bool) (string, error) {
+	return w.editFile(path, oldS, newS, replaceAll, fixedGate(approved))
+}
+
+func (w *Workspace) editFile(path, oldS, newS string, replaceAll bool, g gate) (string, error) {
 	if len(newS) > MaxWriteBytes {
 		return "", userErr("new_string is %s, over edit_file's limit of %s; make large changes with a shell command", humanBytes(int64(len(newS))), humanBytes(MaxWriteBytes))
 	}
-	abs, _, err := w.CheckPath(path, OpWrite, approved)
+	abs, _, err := w.checkPath(path, OpWrite, g)
 	if err != nil {
 		return "", err
 	}

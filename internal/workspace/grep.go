@@ -108,6 +108,10 @@ func compileGrep(o GrepOptions) (*regexp.Regexp, []byte, error) {
 // GrepFiles searches files under opts.Path for a regular expression, respecting
 // .gitignore and skipping binary files. The tree is walked in parallel.
 func (w *Workspace) GrepFiles(ctx context.Context, opts GrepOptions, approved bool) (string, error) {
+	return w.grepFiles(ctx, opts, fixedGate(approved))
+}
+
+func (w *Workspace) grepFiles(ctx context.Context, opts GrepOptions, g gate) (string, error) {
 	if opts.Pattern == "" {
 		return "", userErr("pattern is empty")
 	}
@@ -119,7 +123,7 @@ func (w *Workspace) GrepFiles(ctx context.Context, opts GrepOptions, approved bo
 	if p == "" {
 		p = "."
 	}
-	abs, _, err := w.CheckPath(p, OpRead, approved)
+	abs, _, err := w.checkPath(p, OpRead, g)
 	if err != nil {
 		return "", err
 	}

@@ -45,8 +45,12 @@ type Workspace struct {
 
 	mu    sync.Mutex
 	reads map[string]stamp // abs path -> what the agent last saw
-	procs map[string]*bgProc
-	nproc int
+	// shown: the resolved path each pending path approval showed ("op\x00path" as
+	// the model wrote it), so the run opens only what was approved.
+	shown    map[string]string
+	shownCmd map[string]map[string]bool // the same for shell commands: "op:abs" shown
+	procs    map[string]*bgProc
+	nproc    int
 }
 
 // stamp identifies a file version the agent has seen.
@@ -62,7 +66,7 @@ func New(cfg Config) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Workspace{cfg: cfg, policy: p, reads: map[string]stamp{}, procs: map[string]*bgProc{}}
+	w := &Workspace{cfg: cfg, policy: p, reads: map[string]stamp{}, procs: map[string]*bgProc{}, shown: map[string]string{}, shownCmd: map[string]map[string]bool{}}
 	rootFD, err := openResolved(nil, "", p.root, os.O_RDONLY|dirFlag, 0)
 	if err != nil {
 		return nil, errs.Wrap(errs.KindConfig, err, "workspace root "+p.root+" cannot be opened", "run lovia inside a readable directory or pass -C DIR")
@@ -291,11 +295,20 @@ func (p *Policy) AllowHint(op Op, abs string) string {
 // (relative to the root) and returns the absolute path, or a *PathError when the
 // policy denies it. An "ask" verdict passes only when approved is true.
 func (w *Workspace) CheckPath(path string, op Op, approved bool) (string, Decision, error) {
+	return w.checkPath(path, op, fixedGate(approved))
+}
+
+// gate decides an "ask" on the resolved path abs at the moment it is used.
+type gate func(abs, why string) bool
+
+func fixedGate(approved bool) gate { return func(string, string) bool { return approved } }
+
+func (w *Workspace) checkPath(path string, op Op, g gate) (string, Decision, error) {
 	if strings.TrimSpace(path) == "" {
 		return "", Deny, fmt.Errorf("empty path")
 	}
 	abs, d, why := w.policy.Judge(path, "", op)
-	if d == Deny || d == Ask && !approved {
+	if d == Deny || d == Ask && !g(abs, why) {
 		return abs, d, &PathError{Path: path, Abs: abs, Op: op, Decision: d, Reason: why, hint: w.policy.AllowHint(op, abs)}
 	}
 	return abs, d, nil
