@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -22,6 +21,9 @@ const (
 	maxLineChars     = 2000
 	maxFileBytes     = 64 << 20
 	DefaultListLimit = 1000
+	// MaxWriteBytes bounds what write_file and edit_file hold in memory: the new
+	// content, the file they replace, and the result of an edit.
+	MaxWriteBytes = 10 << 20
 )
 
 // UserError is a failure the model can fix (bad path, no match); tools return it as
@@ -75,26 +77,29 @@ func isBinary(data []byte) bool {
 // ReadFile returns lines [offset, offset+limit) (1-based) of path with line numbers,
 // capped at MaxReadChars. It refuses binary and non-UTF-8 files.
 func (w *Workspace) ReadFile(path string, offset, limit int, approved bool) (string, error) {
-	abs, _, err := w.CheckPath(path, OpRead, approved)
+	return w.readFile(path, offset, limit, fixedGate(approved))
+}
+
+func (w *Workspace) readFile(path string, offset, limit int, g gate) (string, error) {
+	abs, _, err := w.checkPath(path, OpRead, g)
 	if err != nil {
 		return "", err
 	}
-	fi, err := os.Stat(abs)
+	f, err := w.safeOpen(abs, os.O_RDONLY, 0, forTool)
 	if err != nil {
-		return "", userErr("cannot read %s: %v", path, errors.Unwrap(err))
+		return "", fileErr("read", path, err)
 	}
-	if fi.IsDir() {
+	data, fi, _, err := readOpened(f, maxFileBytes)
+	f.Close()
+	if fi != nil && fi.IsDir() {
 		return "", userErr("%s is a directory; use list_files to see its contents", path)
 	}
-	if !fi.Mode().IsRegular() {
-		return "", userErr("%s is not a regular file (%s); read_file reads files only", path, fi.Mode().Type())
+	var big *errTooBig
+	if errors.As(err, &big) {
+		return "", userErr("%s is %s, too large to read (the limit is %s); use grep_files or shell (e.g. sed -n '100,200p')", path, humanBytes(big.size), humanBytes(big.limit))
 	}
-	if fi.Size() > maxFileBytes {
-		return "", userErr("%s is %d MB, too large to read; use grep_files or shell (e.g. sed -n '100,200p')", path, fi.Size()>>20)
-	}
-	data, err := os.ReadFile(abs)
 	if err != nil {
-		return "", userErr("cannot read %s: %v", path, err)
+		return "", fileErr("read", path, err)
 	}
 	if isBinary(data) {
 		return "", userErr("%s is a binary file (%d bytes); read_file shows text only", path, len(data))
@@ -112,21 +117,42 @@ func (w *Workspace) ReadFile(path string, offset, limit int, approved bool) (str
 	if limit <= 0 {
 		limit = DefaultReadLines
 	}
-	lines := splitLines(string(data))
-	total := len(lines)
+	// Work on the bytes read (no string copy or line slice of the whole file): a
+	// 64 MiB file costs 64 MiB, not three times that.
+	total := bytes.Count(data, []byte{'\n'})
+	if data[len(data)-1] != '\n' {
+		total++
+	}
 	if offset > total {
 		return "", userErr("%s has %d lines; offset %d is past the end", path, total, offset)
+	}
+	pos := 0
+	for i := 1; i < offset; i++ {
+		pos += bytes.IndexByte(data[pos:], '\n') + 1
 	}
 	var b strings.Builder
 	last := offset - 1
 	cut := false
 	for i := offset - 1; i < total && i < offset-1+limit; i++ {
-		line := strings.TrimRight(lines[i], "\r\n")
-		if utf8.RuneCountInString(line) > maxLineChars {
-			r := []rune(line)
-			line = string(r[:maxLineChars]) + fmt.Sprintf(" [... line truncated, %d more characters]", len(r)-maxLineChars)
+		end := bytes.IndexByte(data[pos:], '\n')
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += pos
 		}
-		entry := fmt.Sprintf("%6d\t%s\n", i+1, line)
+		line := bytes.TrimRight(data[pos:end], "\r")
+		pos = end + 1
+		var entry string
+		if n := utf8.RuneCount(line); n > maxLineChars {
+			cutAt := 0
+			for k := 0; k < maxLineChars; k++ {
+				_, size := utf8.DecodeRune(line[cutAt:])
+				cutAt += size
+			}
+			entry = fmt.Sprintf("%6d\t%s [... line truncated, %d more characters]\n", i+1, line[:cutAt], n-maxLineChars)
+		} else {
+			entry = fmt.Sprintf("%6d\t%s\n", i+1, line)
+		}
 		if b.Len()+len(entry) > MaxReadChars && i >= offset {
 			cut = true
 			break
@@ -186,10 +212,7 @@ func (w *Workspace) walk(start string, hidden bool, fn func(e walkEntry) bool) {
 	}
 	var visit func(dir, rel string, chain ignoreChain) bool
 	visit = func(dir, rel string, chain ignoreChain) bool {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return true
-		}
+		ents := w.readDir(dir)
 		for _, de := range ents {
 			name := de.Name()
 			if name == ".git" || !hidden && strings.HasPrefix(name, ".") {
@@ -206,11 +229,11 @@ func (w *Workspace) walk(start string, hidden bool, fn func(e walkEntry) bool) {
 			}
 			isDir := de.IsDir()
 			if de.Type()&fs.ModeSymlink != 0 {
-				target := resolveLoose(abs)
-				if d, _ := w.policy.DecidePath(target, OpRead); d != Allow {
+				target, ok := w.walkLink(abs)
+				if !ok {
 					continue
 				}
-				fi, err := os.Stat(abs)
+				fi, err := os.Lstat(target)
 				if err != nil {
 					continue
 				}
@@ -244,17 +267,21 @@ func (w *Workspace) walk(start string, hidden bool, fn func(e walkEntry) bool) {
 
 // ListFiles lists files under opts.Path matching opts.Pattern, respecting .gitignore.
 func (w *Workspace) ListFiles(opts ListOptions, approved bool) (string, error) {
+	return w.listFiles(opts, fixedGate(approved))
+}
+
+func (w *Workspace) listFiles(opts ListOptions, g gate) (string, error) {
 	p := opts.Path
 	if p == "" {
 		p = "."
 	}
-	abs, _, err := w.CheckPath(p, OpRead, approved)
+	abs, _, err := w.checkPath(p, OpRead, g)
 	if err != nil {
 		return "", err
 	}
-	fi, err := os.Stat(abs)
+	fi, err := w.statJudged(abs)
 	if err != nil {
-		return "", userErr("cannot list %s: %v", p, errors.Unwrap(err))
+		return "", fileErr("list", p, err)
 	}
 	if !fi.IsDir() {
 		return "", userErr("%s is a file, not a directory; use read_file", p)
@@ -301,13 +328,25 @@ func (w *Workspace) ListFiles(opts ListOptions, approved bool) (string, error) {
 // WriteFile creates or overwrites path with content. createOnly refuses an existing
 // file; overwriting a file changed since the agent read it is refused.
 func (w *Workspace) WriteFile(path, content string, createOnly, approved bool) (string, error) {
-	abs, _, err := w.CheckPath(path, OpWrite, approved)
+	return w.writeFile(path, content, createOnly, fixedGate(approved))
+}
+
+func (w *Workspace) writeFile(path, content string, createOnly bool, g gate) (string, error) {
+	if len(content) > MaxWriteBytes {
+		return "", userErr("the content for %s is %s, over write_file's limit of %s; write large files with a shell command (e.g. a generator script)", path, humanBytes(int64(len(content))), humanBytes(MaxWriteBytes))
+	}
+	abs, _, err := w.checkPath(path, OpWrite, g)
 	if err != nil {
 		return "", err
 	}
-	old, fi, exists, err := readExisting(abs)
+	t, err := w.openTarget(abs, true)
 	if err != nil {
-		return "", err
+		return "", fileErr("write", path, err)
+	}
+	defer t.Close()
+	old, fi, exists, err := t.readExisting(MaxWriteBytes)
+	if err != nil {
+		return "", limitErr("write_file overwrites", path, err)
 	}
 	if exists && createOnly {
 		return "", userErr("%s already exists (create_only is set); use edit_file to change it", path)
@@ -315,19 +354,15 @@ func (w *Workspace) WriteFile(path, content string, createOnly, approved bool) (
 	if exists && w.stale(abs, fi, old) {
 		return "", userErr("%s was modified since you last read it; read it again before overwriting", path)
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return "", userErr("cannot create the directory of %s: %v", path, err)
-	}
 	mode := os.FileMode(0o644)
 	if exists {
 		mode = fi.Mode().Perm()
 	}
-	if err := os.WriteFile(abs, []byte(content), mode); err != nil {
-		return "", userErr("cannot write %s: %v", path, err)
+	nfi, err := t.replace([]byte(content), mode, exists)
+	if err != nil {
+		return "", fileErr("write", path, err)
 	}
-	if nfi, err := os.Stat(abs); err == nil {
-		w.remember(abs, stampOf(nfi, []byte(content)))
-	}
+	w.remember(abs, stampOf(nfi, []byte(content)))
 	verb := "created"
 	if exists {
 		verb = "overwrote"
@@ -335,25 +370,26 @@ func (w *Workspace) WriteFile(path, content string, createOnly, approved bool) (
 	return fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, w.rel(abs), len(content), len(splitLines(content))), nil
 }
 
-func readExisting(abs string) ([]byte, os.FileInfo, bool, error) {
-	fi, err := os.Stat(abs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, false, nil
+// fileErr turns an open or write failure into a message for the model.
+func fileErr(verb, path string, err error) error {
+	var ue *UserError
+	if errors.As(err, &ue) {
+		return err
 	}
-	if err != nil {
-		return nil, nil, false, userErr("cannot access %s: %v", abs, err)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
 	}
-	if fi.IsDir() {
-		return nil, nil, false, userErr("%s is a directory", abs)
+	return userErr("cannot %s %s: %v", verb, path, err)
+}
+
+// limitErr explains a file over MaxWriteBytes, or is fileErr.
+func limitErr(what, path string, err error) error {
+	var big *errTooBig
+	if errors.As(err, &big) {
+		return userErr("%s is %s; %s files up to %s only; change it with a shell command instead (e.g. sed -i or a script)", path, humanBytes(big.size), what, humanBytes(big.limit))
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, nil, false, userErr("%s is not a regular file", abs)
-	}
-	data, err := os.ReadFile(abs)
-	if err != nil {
-		return nil, nil, false, userErr("cannot read %s: %v", abs, err)
-	}
-	return data, fi, true, nil
+	return fileErr("read", path, err)
 }
 
 // planEdit computes the new content of an edit without writing it.
@@ -370,6 +406,11 @@ func planEdit(content, oldS, newS string, replaceAll bool, path string) (string,
 		newS = toCRLF(newS)
 	}
 	n := strings.Count(content, oldS)
+	if n > 0 && len(newS) > len(oldS) {
+		if grow := int64(len(newS)-len(oldS)) * int64(n); int64(len(content))+grow > MaxWriteBytes {
+			return "", 0, userErr("the edit would make %s %s, over edit_file's limit of %s; make this change with a shell command", path, humanBytes(int64(len(content))+grow), humanBytes(MaxWriteBytes))
+		}
+	}
 	switch {
 	case n == 0:
 		hint := ""
@@ -393,13 +434,28 @@ func toCRLF(s string) string {
 // EditFile replaces old with new in path (exactly one match unless replaceAll) and
 // returns a unified diff. It refuses a file changed since the agent last read it.
 func (w *Workspace) EditFile(path, oldS, newS string, replaceAll, approved bool) (string, error) {
-	abs, _, err := w.CheckPath(path, OpWrite, approved)
+	return w.editFile(path, oldS, newS, replaceAll, fixedGate(approved))
+}
+
+func (w *Workspace) editFile(path, oldS, newS string, replaceAll bool, g gate) (string, error) {
+	if len(newS) > MaxWriteBytes {
+		return "", userErr("new_string is %s, over edit_file's limit of %s; make large changes with a shell command", humanBytes(int64(len(newS))), humanBytes(MaxWriteBytes))
+	}
+	abs, _, err := w.checkPath(path, OpWrite, g)
 	if err != nil {
 		return "", err
 	}
-	data, fi, exists, err := readExisting(abs)
+	t, err := w.openTarget(abs, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", userErr("%s does not exist; use write_file to create it", path)
+	}
 	if err != nil {
-		return "", err
+		return "", fileErr("edit", path, err)
+	}
+	defer t.Close()
+	data, fi, exists, err := t.readExisting(MaxWriteBytes)
+	if err != nil {
+		return "", limitErr("edit_file edits", path, err)
 	}
 	if !exists {
 		return "", userErr("%s does not exist; use write_file to create it", path)
@@ -414,27 +470,38 @@ func (w *Workspace) EditFile(path, oldS, newS string, replaceAll, approved bool)
 	if err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(abs, []byte(updated), fi.Mode().Perm()); err != nil {
-		return "", userErr("cannot write %s: %v", path, err)
+	nfi, err := t.replace([]byte(updated), fi.Mode().Perm(), true)
+	if err != nil {
+		return "", fileErr("write", path, err)
 	}
-	if nfi, err := os.Stat(abs); err == nil {
-		w.remember(abs, stampOf(nfi, []byte(updated)))
-	}
+	w.remember(abs, stampOf(nfi, []byte(updated)))
 	diff := UnifiedDiff(w.rel(abs), string(data), updated)
 	return fmt.Sprintf("edited %s (%d replacement%s)\n%s", w.rel(abs), n, plural(n), diff), nil
 }
 
 // PreviewWrite / PreviewEdit give the diff an approval shows.
 func (w *Workspace) PreviewWrite(path, content string) string {
-	abs := w.policy.Resolve(path, "")
-	old, _, _, _ := readExisting(abs)
+	abs, err := w.policy.resolve(path, "")
+	if err != nil || len(content) > MaxWriteBytes {
+		return ""
+	}
+	if d, _ := w.policy.DecidePath(abs, OpRead); d == Deny {
+		return "" // never show what may not be read, not even in a diff
+	}
+	old, _, _, _ := w.readJudged(abs, MaxWriteBytes)
 	return UnifiedDiff(w.rel(abs), string(old), content)
 }
 
 func (w *Workspace) PreviewEdit(path, oldS, newS string, replaceAll bool) string {
-	abs := w.policy.Resolve(path, "")
-	data, _, ok, _ := readExisting(abs)
-	if !ok {
+	abs, err := w.policy.resolve(path, "")
+	if err != nil {
+		return ""
+	}
+	if d, _ := w.policy.DecidePath(abs, OpRead); d == Deny {
+		return ""
+	}
+	data, _, ok, err := w.readJudged(abs, MaxWriteBytes)
+	if !ok || err != nil {
 		return ""
 	}
 	updated, _, err := planEdit(string(data), oldS, newS, replaceAll, path)
@@ -454,4 +521,40 @@ func plural(n int) string {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// readDir lists the directory dir (resolved, allowed) through safeOpen, in name
+// order; nil when it cannot be read.
+func (w *Workspace) readDir(dir string) []os.DirEntry {
+	f, err := w.safeOpen(dir, os.O_RDONLY|dirFlag, 0, forWalk)
+	if err != nil {
+		return nil
+	}
+	ents, _ := f.ReadDir(-1)
+	f.Close()
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	return ents
+}
+
+// walkLink judges a symlink met by a walk: the resolved target when the policy
+// plainly allows reading it.
+func (w *Workspace) walkLink(abs string) (string, bool) {
+	target, err := resolvePath(abs, w.policy.root)
+	if err != nil {
+		return "", false
+	}
+	if d, _ := w.policy.DecidePath(target, OpRead); d != Allow {
+		return "", false
+	}
+	return target, true
+}
+
+// statJudged is the stat of a judged path as safeOpen reaches it.
+func (w *Workspace) statJudged(abs string) (os.FileInfo, error) {
+	f, err := w.safeOpen(abs, os.O_RDONLY, 0, forTool)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Stat()
 }

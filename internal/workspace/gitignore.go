@@ -64,7 +64,7 @@ func parseGitignore(data []byte, base string) *ignoreSet {
 
 // with returns the chain extended by the .gitignore in dir (if any).
 func (c ignoreChain) with(absDir, relDir string) ignoreChain {
-	data, err := os.ReadFile(absDir + "/.gitignore")
+	data, err := readNoFollow(absDir + "/.gitignore")
 	if err != nil {
 		return c
 	}
@@ -111,10 +111,23 @@ func (c ignoreChain) ignored(rel string, isDir bool) bool {
 // rootIgnores is the chain at the root: .git/info/exclude, then .gitignore.
 func rootIgnores(root string) ignoreChain {
 	var c ignoreChain
-	if data, err := os.ReadFile(root + "/.git/info/exclude"); err == nil {
+	if data, err := readNoFollow(root + "/.git/info/exclude"); err == nil {
 		if s := parseGitignore(data, ""); s != nil {
 			c = append(c, s)
 		}
 	}
 	return c.with(root, "")
+}
+
+// readNoFollow reads a small regular file at a symlink-free path without following
+// any link (git does not follow a symlinked .gitignore either): a link planted as
+// .gitignore must not make lovia read a file outside the root.
+func readNoFollow(abs string) ([]byte, error) {
+	f, err := openResolved(nil, "", abs, os.O_RDONLY|toolOpenFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, _, _, err := readOpened(f, 1<<20)
+	return data, err
 }

@@ -108,6 +108,10 @@ func compileGrep(o GrepOptions) (*regexp.Regexp, []byte, error) {
 // GrepFiles searches files under opts.Path for a regular expression, respecting
 // .gitignore and skipping binary files. The tree is walked in parallel.
 func (w *Workspace) GrepFiles(ctx context.Context, opts GrepOptions, approved bool) (string, error) {
+	return w.grepFiles(ctx, opts, fixedGate(approved))
+}
+
+func (w *Workspace) grepFiles(ctx context.Context, opts GrepOptions, g gate) (string, error) {
 	if opts.Pattern == "" {
 		return "", userErr("pattern is empty")
 	}
@@ -119,13 +123,13 @@ func (w *Workspace) GrepFiles(ctx context.Context, opts GrepOptions, approved bo
 	if p == "" {
 		p = "."
 	}
-	abs, _, err := w.CheckPath(p, OpRead, approved)
+	abs, _, err := w.checkPath(p, OpRead, g)
 	if err != nil {
 		return "", err
 	}
-	fi, err := os.Stat(abs)
+	fi, err := w.statJudged(abs)
 	if err != nil {
-		return "", userErr("cannot search %s: %v", p, err)
+		return "", fileErr("search", p, err)
 	}
 	glob := strings.TrimPrefix(opts.Glob, "./")
 	if glob != "" && !doublestar.ValidatePattern(glob) {
@@ -144,18 +148,24 @@ func (w *Workspace) GrepFiles(ctx context.Context, opts GrepOptions, approved bo
 		count atomic.Int64
 		files atomic.Int64
 	)
-	search := func(fileAbs, rel string) {
+	// search greps openAbs (a resolved path, opened by safeOpen) and shows it as shown.
+	search := func(openAbs, shown string) {
 		if count.Load() > int64(max) {
 			return
 		}
+		f, err := w.safeOpen(openAbs, os.O_RDONLY, 0, forWalk)
+		if err != nil {
+			return
+		}
 		bp := bufs.Get().(*[]byte)
-		h, ok := grepFile(fileAbs, re, lit, bp)
+		h, ok := grepFile(f, re, lit, bp)
+		f.Close()
 		bufs.Put(bp)
 		files.Add(1)
 		if !ok {
 			return
 		}
-		h.rel = w.rel(fileAbs)
+		h.rel = w.rel(shown)
 		count.Add(int64(len(h.lines)))
 		mu.Lock()
 		hits = append(hits, h)
@@ -165,13 +175,13 @@ func (w *Workspace) GrepFiles(ctx context.Context, opts GrepOptions, approved bo
 		return "", userErr("%s is not a regular file or directory", p)
 	}
 	if !fi.IsDir() {
-		search(abs, p)
+		search(abs, abs)
 	} else {
-		w.parallelWalk(ctx, abs, opts.Hidden, func(fileAbs, rel string) {
+		w.parallelWalk(ctx, abs, opts.Hidden, func(openAbs, shown, rel string) {
 			if glob != "" && !doublestar.MatchUnvalidated(glob, rel) {
 				return
 			}
-			search(fileAbs, rel)
+			search(openAbs, shown)
 		}, func() bool { return count.Load() > int64(max) })
 	}
 	sort.Slice(hits, func(i, j int) bool { return hits[i].rel < hits[j].rel })
@@ -209,13 +219,8 @@ func (w *Workspace) GrepFiles(ctx context.Context, opts GrepOptions, approved bo
 
 // grepFile returns the matching lines of one file (binary and huge files skipped).
 // buf is the worker's reusable read buffer.
-func grepFile(abs string, re *regexp.Regexp, lit []byte, buf *[]byte) (grepHit, bool) {
-	f, err := os.Open(abs)
-	if err != nil {
-		return grepHit{}, false
-	}
+func grepFile(f *os.File, re *regexp.Regexp, lit []byte, buf *[]byte) (grepHit, bool) {
 	data, ok := readAll(f, buf)
-	f.Close()
 	if !ok {
 		return grepHit{}, false
 	}
@@ -294,7 +299,9 @@ type dirJob struct {
 
 // parallelWalk visits regular files under start with GOMAXPROCS workers; directory
 // listing and file work share the workers, so a wide tree keeps them all busy.
-func (w *Workspace) parallelWalk(ctx context.Context, start string, hidden bool, fn func(abs, rel string), stop func() bool) {
+// fn gets the path to open (a link's resolved target), the path to show, and the
+// path relative to start.
+func (w *Workspace) parallelWalk(ctx context.Context, start string, hidden bool, fn func(openAbs, shown, rel string), stop func() bool) {
 	rootRel, inRoot := relInside(w.policy.root, start)
 	var chain ignoreChain
 	base := ""
@@ -354,9 +361,9 @@ func (w *Workspace) parallelWalk(ctx context.Context, start string, hidden bool,
 	wg.Wait()
 }
 
-func (w *Workspace) listDir(job dirJob, base string, hidden bool, fn func(abs, rel string)) []dirJob {
-	ents, err := os.ReadDir(job.abs)
-	if err != nil {
+func (w *Workspace) listDir(job dirJob, base string, hidden bool, fn func(openAbs, shown, rel string)) []dirJob {
+	ents := w.readDir(job.abs)
+	if ents == nil {
 		return nil
 	}
 	chain := job.chain
@@ -392,16 +399,16 @@ func (w *Workspace) listDir(job dirJob, base string, hidden bool, fn func(abs, r
 		if t&fs.ModeSymlink != 0 {
 			// Follow a link to a file only when its target is plainly readable; never
 			// descend into linked directories.
-			target := resolveLoose(abs)
-			if d, _ := w.policy.DecidePath(target, OpRead); d != Allow {
+			target, ok := w.walkLink(abs)
+			if !ok {
 				continue
 			}
-			fi, err := os.Stat(target)
+			fi, err := os.Lstat(target)
 			if err != nil || !fi.Mode().IsRegular() {
 				continue
 			}
 			if !chain.ignored(ignRel, false) {
-				fn(abs, rel)
+				fn(target, abs, rel)
 			}
 			continue
 		}
@@ -416,7 +423,7 @@ func (w *Workspace) listDir(job dirJob, base string, hidden bool, fn func(abs, r
 			subdirs = append(subdirs, dirJob{abs: abs, rel: rel, chain: chain})
 			continue
 		}
-		fn(abs, rel)
+		fn(abs, abs, rel)
 	}
 	return subdirs
 }

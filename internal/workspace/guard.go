@@ -106,6 +106,8 @@ type word struct {
 	lit string
 	dyn bool
 	src string
+	// pipe: a process substitution, which the shell turns into a pipe of its own.
+	pipe bool
 }
 
 func (w word) show() string {
@@ -392,7 +394,7 @@ func (g *guard) word(w *syntax.Word) word {
 	// A lone process substitution is a /dev/fd pipe, not a file the user names.
 	if len(w.Parts) == 1 {
 		if _, ok := w.Parts[0].(*syntax.ProcSubst); ok {
-			return word{lit: "/dev/fd/63", src: src}
+			return word{lit: "/dev/fd/63", src: src, pipe: true}
 		}
 	}
 	var b strings.Builder
@@ -467,7 +469,7 @@ const globMeta = "*?["
 // claim records a path use and merges its decision.
 func (g *guard) claim(w word, op Op, st *gstate, what string) {
 	c := Claim{Op: op}
-	if !w.dyn && isStream(w.lit) {
+	if w.pipe || !w.dyn && isStream(w.lit) {
 		c.Path, c.Abs = w.lit, w.lit
 		g.a.Claims = append(g.a.Claims, c)
 		return
@@ -497,8 +499,7 @@ func (g *guard) claim(w word, op Op, st *gstate, what string) {
 			p = "."
 		}
 		c.Path = w.lit
-		c.Abs = g.p.Resolve(p, st.cwd)
-		c.Verdict, c.Why = g.p.DecidePath(c.Abs, op)
+		c.Abs, c.Verdict, c.Why = g.p.Judge(p, st.cwd, op)
 		if c.Verdict != Allow {
 			c.Why = fmt.Sprintf("%s %s: %s", op, w.lit, c.Why)
 		}
@@ -523,11 +524,14 @@ func (p *Policy) dynamicDecision(op Op) Decision {
 	return Ask
 }
 
-// isStream reports paths that name the process's own streams, not files.
+// isStream reports the exact names that stand for the process's own streams, not
+// files. No prefix is special: /dev/fd/N and /proc/self/fd/N are judged (and
+// refused, being magic links) like any other path, or "/dev/fd/../.." would reach
+// any file.
 func isStream(p string) bool {
 	switch p {
-	case "/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero", "-":
+	case "/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "-":
 		return true
 	}
-	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/")
+	return false
 }

@@ -77,7 +77,7 @@ var commandCases = []struct {
 	{"rm -rf link_out/", D, Q},
 	{"cat link_out/passwd", Q, A},
 	{"cat link_in/main.go", A, A},
-	{"cat loop/x", A, A},
+	{"cat loop/x", D, D}, // ELOOP: a path the kernel cannot resolve is denied, never judged by its text
 	{"echo x > dang", D, Q},
 	{"cp src/main.go /tmp/x", D, Q},
 	{"cp /etc/hosts .", Q, A},
@@ -230,8 +230,8 @@ var commandCases = []struct {
 	{"sed 's/a/b/w out' src/main.go", Q, A},
 	{"sort src/main.go | uniq -c", A, A},
 	{"sort -o out src/main.go", Q, A},
-	{"echo '[core] fsmonitor = evil' >> .git/config", Q, Q},
-	{"cp evil.sh .git/hooks/pre-commit", Q, Q},
+	{"echo '[core] fsmonitor = evil' >> .git/config", D, Q},
+	{"cp evil.sh .git/hooks/pre-commit", D, Q},
 }
 
 func TestGuardAdversarial(t *testing.T) {

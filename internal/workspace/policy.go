@@ -411,8 +411,47 @@ func under(dir, abs string) bool {
 // Inside reports whether the resolved path abs is in the workspace root.
 func (p *Policy) Inside(abs string) bool { return under(p.root, abs) }
 
-// specialWritable are device files every program may write.
-var specialWritable = map[string]bool{"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/tty": true, "/dev/zero": true}
+// specialWritable are device files every program may write. Only these exact names
+// are special: no prefix (/dev/fd/, /proc/self/fd/) is, since "/dev/fd/../.." is a
+// path like any other.
+var specialWritable = map[string]bool{"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/tty": true}
+
+// protectedWrite reports a root-relative path whose content runs code later,
+// outside any sandbox, or changes what lovia itself trusts: git's config and hooks
+// (core.fsmonitor, core.pager, aliases and hooks run on the user's next git
+// command), also of submodules and nested repositories, and lovia's own .lovia/.
+// Normal git work (objects, index, refs, HEAD, logs) is not protected.
+func protectedWrite(rel string) (string, bool) {
+	if rel == ".lovia" || strings.HasPrefix(rel, ".lovia/") {
+		return "it holds lovia's own configuration, which decides what lovia trusts on its next run", true
+	}
+	parts := strings.Split(rel, "/")
+	for i, c := range parts {
+		if c != ".git" {
+			continue
+		}
+		tail := parts[i+1:]
+		// .git/modules/<name...>/{config,hooks}: a submodule's git directory.
+		for len(tail) > 0 && tail[0] == "modules" {
+			j := 1
+			for j < len(tail) && tail[j] != "config" && tail[j] != "hooks" {
+				j++
+			}
+			if j == len(tail) {
+				break
+			}
+			tail = tail[j:]
+		}
+		if len(tail) == 0 {
+			// Replacing or removing .git itself would replace its config and hooks.
+			return "git runs hooks and configured programs (core.fsmonitor, core.pager, aliases) from it on the next git command, outside any sandbox", true
+		}
+		if tail[0] == "config" && len(tail) == 1 || tail[0] == "hooks" {
+			return "git runs hooks and configured programs (core.fsmonitor, core.pager, aliases) from it on the next git command, outside any sandbox", true
+		}
+	}
+	return "", false
+}
 
 // DecidePath judges a resolved absolute path for op, returning the decision and why.
 // Order: denied_paths (deny) > path_rules (override; most restrictive among matches) >
@@ -421,6 +460,19 @@ func (p *Policy) DecidePath(abs string, op Op) (Decision, string) {
 	for _, d := range p.denied {
 		if d.match(abs, p.root) {
 			return Deny, fmt.Sprintf("%s matches denied_paths %q", abs, d.raw)
+		}
+	}
+	if op == OpWrite {
+		if rel, ok := relInside(p.root, abs); ok {
+			if why, ok := protectedWrite(rel); ok {
+				// Before path_rules and grants: a rule in a repository's own config must not
+				// open them, and under coding nothing does.
+				d := Deny
+				if p.name == PresetTrusted {
+					d = Ask
+				}
+				return d, fmt.Sprintf("writing %s %s under the %s policy: %s", rel, d.phrase(), p.name, why)
+			}
 		}
 	}
 	var ruled *Decision
@@ -447,7 +499,7 @@ func (p *Policy) DecidePath(abs string, op Op) (Decision, string) {
 			return Deny, fmt.Sprintf("%s holds credentials (%s); a workspace.path_rules entry can allow it", abs, c.raw)
 		}
 	}
-	if op == OpWrite && specialWritable[abs] || strings.HasPrefix(abs, "/dev/fd/") || strings.HasPrefix(abs, "/proc/self/fd/") {
+	if op == OpWrite && specialWritable[abs] {
 		return Allow, "standard stream"
 	}
 	for _, w := range p.writable {
@@ -487,11 +539,6 @@ func (p *Policy) DecidePath(abs string, op Op) (Decision, string) {
 		return p.preset.ReadOutside, fmt.Sprintf("reading outside the workspace (%s) %s under the %s policy", abs, p.preset.ReadOutside.phrase(), p.name)
 	}
 	if inside {
-		if rel, _ := relInside(p.root, abs); rel == ".git" || strings.HasPrefix(rel, ".git/") {
-			// .git/config and hooks run code on the next git command: never silently.
-			d := most(p.preset.WriteInside, Ask)
-			return d, fmt.Sprintf("writing to .git (%s) %s: git runs hooks and configured programs from there", rel, d.phrase())
-		}
 		return p.preset.WriteInside, fmt.Sprintf("writing inside the workspace %s under the %s policy", p.preset.WriteInside.phrase(), p.name)
 	}
 	return p.preset.WriteOutside, fmt.Sprintf("writing outside the workspace (%s) %s under the %s policy", abs, p.preset.WriteOutside.phrase(), p.name)

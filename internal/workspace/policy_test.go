@@ -43,8 +43,8 @@ func TestPathDecisions(t *testing.T) {
 		{"~/.aws/credentials", OpRead, D, D, D},
 		{"~/.npmrc", OpRead, D, D, D},
 		{"~/.config/gh/hosts.yml", OpWrite, D, D, D},
-		{".git/config", OpWrite, D, Q, Q},
-		{".git/hooks/pre-commit", OpWrite, D, Q, Q},
+		{".git/config", OpWrite, D, D, Q},
+		{".git/hooks/pre-commit", OpWrite, D, D, Q},
 		{".git/config", OpRead, A, A, A},
 		{".github/workflows/ci.yml", OpWrite, D, A, A},
 	}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -208,6 +210,20 @@ func (r *shellRun) covered(abs string) bool {
 	return false
 }
 
+// coversBelow reports a directory above a path the call's approval covered: the
+// glob engine checks each directory on the way to it.
+func (r *shellRun) coversBelow(abs string) bool {
+	if !r.req.Approved || abs == "" {
+		return false
+	}
+	for _, p := range r.req.ApprovedPaths {
+		if under(abs, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // check turns a run-time decision into nil (go on) or a stopping error. An "ask"
 // passes when the call's approval covers it, or when the person approves it now.
 // runtimeOK reports an approval given just now (the sandbox may open its writes).
@@ -264,6 +280,7 @@ func (s *Workspace) RunShell(ctx context.Context, req ShellRequest) ShellResult 
 		interp.StdIO(nil, out, out),
 		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return run.exec }),
 		interp.OpenHandler(run.open),
+		interp.ReadDirHandler2(run.readDir),
 		interp.CallHandler(run.call),
 	)
 	if err != nil {
@@ -302,42 +319,110 @@ func (s *Workspace) RunShell(ctx context.Context, req ShellRequest) ShellResult 
 }
 
 // call checks builtins that read files (source) — other builtins act only through
-// redirects (open handler) or run commands (exec handler).
+// redirects (open handler) or run commands (exec handler). The interpreter opens a
+// sourced file through the open handler, which judges and opens it like any
+// redirect; a denial is reported here already, with the builtin's name.
 func (r *shellRun) call(ctx context.Context, args []string) ([]string, error) {
-	if args[0] == "source" || args[0] == "." {
+	if (args[0] == "source" || args[0] == ".") && len(args) > 1 {
 		hc := interp.HandlerCtx(ctx)
-		for _, a := range args[1:2] {
-			abs := r.s.policy.Resolve(a, hc.Dir)
-			d, why := r.s.policy.DecidePath(abs, OpRead)
-			if _, err := r.check(ctx, d, r.covered(abs), "source "+a, why); err != nil {
-				return nil, err
-			}
+		_, d, why := r.s.policy.Judge(args[1], hc.Dir, OpRead)
+		if d == Deny {
+			return nil, r.deny(&DeniedError{What: "source " + args[1], Reason: why})
 		}
 	}
 	return args, nil
 }
 
+// open is every redirect and sourced file of the interpreter: the exact stream
+// names are the command's own streams; every other path is judged by
+// Policy.Judge and opened by safeOpen, exactly as judged, by lovia's process.
 func (r *shellRun) open(ctx context.Context, path string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
 	hc := interp.HandlerCtx(ctx)
 	op := OpRead
 	if flag&(os.O_WRONLY|os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_TRUNC) != 0 {
 		op = OpWrite
 	}
-	if !isStream(path) {
-		abs := r.s.policy.Resolve(path, hc.Dir)
-		d, why := r.s.policy.DecidePath(abs, op)
-		if d != Allow {
-			why += ". " + r.s.policy.AllowHint(op, abs)
-		}
-		if _, err := r.check(ctx, d, r.covered(abs), fmt.Sprintf("%s redirect to %s", op, path), why); err != nil {
-			return nil, err
-		}
+	if s, ok := streamFile(hc, path, flag, perm); ok {
+		return s()
 	}
-	if path != "" && !strings.HasPrefix(path, "/") {
-		path = hc.Dir + "/" + path
+	abs, d, why := r.s.policy.Judge(path, hc.Dir, op)
+	if d != Allow {
+		why += ". " + r.s.policy.AllowHint(op, abs)
 	}
-	return os.OpenFile(path, flag, perm)
+	if _, err := r.check(ctx, d, r.covered(abs), fmt.Sprintf("%s redirect to %s", op, path), why); err != nil {
+		return nil, err
+	}
+	f, err := r.s.safeOpen(abs, flag, perm, forRedirect)
+	if err != nil {
+		// A *PathError is an ordinary failure (message, status 1), not a fatal one.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, &os.PathError{Op: "open", Path: path, Err: pe.Err}
+		}
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return f, nil
 }
+
+// readDir lists a directory for glob expansion in lovia's process: the directory
+// is judged for reading like any path (an ask passes only when the call's approval
+// showed it) and opened by safeOpen. A refused directory expands to nothing, so the
+// pattern stays as written and the command is judged on it.
+func (r *shellRun) readDir(ctx context.Context, path string) ([]fs.DirEntry, error) {
+	hc := interp.HandlerCtx(ctx)
+	abs, d, why := r.s.policy.Judge(path, hc.Dir, OpRead)
+	if d == Deny || d == Ask && !r.covered(abs) && !r.coversBelow(abs) {
+		return nil, &os.PathError{Op: "readdir", Path: path, Err: errors.New(why)}
+	}
+	f, err := r.s.safeOpen(abs, os.O_RDONLY|dirFlag, 0, forTool)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	return ents, err
+}
+
+// streamFile maps the exact names /dev/null, /dev/stdin, /dev/stdout, /dev/stderr
+// and /dev/tty. The std names are the command's streams in the interpreter, not
+// lovia's own (opening lovia's /dev/stdout would write into its terminal); a
+// command has no terminal, so /dev/tty reads nothing and writes to stderr.
+func streamFile(hc interp.HandlerContext, path string, flag int, perm os.FileMode) (func() (io.ReadWriteCloser, error), bool) {
+	switch path {
+	case "/dev/null":
+		return func() (io.ReadWriteCloser, error) { return os.OpenFile(os.DevNull, flag, perm) }, true
+	case "/dev/stdin":
+		return func() (io.ReadWriteCloser, error) { return stream{r: hc.Stdin}, nil }, true
+	case "/dev/stdout":
+		return func() (io.ReadWriteCloser, error) { return stream{w: hc.Stdout}, nil }, true
+	case "/dev/stderr", "/dev/tty":
+		return func() (io.ReadWriteCloser, error) { return stream{w: hc.Stderr}, nil }, true
+	}
+	return nil, false
+}
+
+// stream is one of the command's own streams as a file; Close leaves it open.
+type stream struct {
+	r io.Reader
+	w io.Writer
+}
+
+func (s stream) Read(p []byte) (int, error) {
+	if s.r == nil {
+		return 0, io.EOF
+	}
+	return s.r.Read(p)
+}
+
+func (s stream) Write(p []byte) (int, error) {
+	if s.w == nil {
+		return len(p), nil
+	}
+	return s.w.Write(p)
+}
+
+func (stream) Close() error { return nil }
 
 // baseline are variables whose change makes a command run other code.
 var baseline = []string{"PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV"}

@@ -93,8 +93,8 @@ func (w *Workspace) pathApproval(path string, op Op, diff func() string) (*event
 	if path == "" && op == OpRead {
 		path = "."
 	}
-	abs := w.policy.Resolve(path, "")
-	d, why := w.policy.DecidePath(abs, op)
+	abs, d, why := w.policy.Judge(path, "", op)
+	w.recordShown(op.String()+"\x00"+path, d == Ask, abs)
 	switch d {
 	case Deny:
 		// The run loop prefixes "denied:".
@@ -148,7 +148,7 @@ func (w *Workspace) Tools() []tool.Tool {
 	tools := []tool.Tool{
 		tool.NewResult("read_file", "Read a text file with line numbers (1-based). Large files are paged: pass offset and limit. Binary files are refused.",
 			func(ctx context.Context, rc *tool.RunContext, a ReadFileArgs) (tool.Result, error) {
-				return result(w.ReadFile(a.Path, a.Offset, a.Limit, true))
+				return result(w.readFile(a.Path, a.Offset, a.Limit, w.toolGate(ctx, rc, OpRead, a.Path)))
 			},
 			tool.ApprovalWhen(func(ctx context.Context, rc *tool.RunContext, raw json.RawMessage) (*event.Approval, error) {
 				a, err := decode[ReadFileArgs](raw)
@@ -159,7 +159,7 @@ func (w *Workspace) Tools() []tool.Tool {
 			}), grant),
 		tool.NewResult("list_files", "List files under a directory (recursively), optionally filtered by a glob such as **/*.go. Respects .gitignore; dotfiles only with hidden=true.",
 			func(ctx context.Context, rc *tool.RunContext, a ListFilesArgs) (tool.Result, error) {
-				return result(w.ListFiles(ListOptions{Path: a.Path, Pattern: a.Pattern, Hidden: a.Hidden, Limit: a.Limit}, true))
+				return result(w.listFiles(ListOptions{Path: a.Path, Pattern: a.Pattern, Hidden: a.Hidden, Limit: a.Limit}, w.toolGate(ctx, rc, OpRead, orDot(a.Path))))
 			},
 			tool.ApprovalWhen(func(ctx context.Context, rc *tool.RunContext, raw json.RawMessage) (*event.Approval, error) {
 				a, err := decode[ListFilesArgs](raw)
@@ -170,7 +170,7 @@ func (w *Workspace) Tools() []tool.Tool {
 			}), grant),
 		tool.NewResult("grep_files", "Search file contents with a regular expression; prints path:line:text. Respects .gitignore, skips binary files.",
 			func(ctx context.Context, rc *tool.RunContext, a GrepFilesArgs) (tool.Result, error) {
-				return result(w.GrepFiles(ctx, GrepOptions{Pattern: a.Pattern, Path: a.Path, Glob: a.Glob, IgnoreCase: a.IgnoreCase, Literal: a.Literal, Hidden: a.Hidden, MaxResults: a.MaxResults}, true))
+				return result(w.grepFiles(ctx, GrepOptions{Pattern: a.Pattern, Path: a.Path, Glob: a.Glob, IgnoreCase: a.IgnoreCase, Literal: a.Literal, Hidden: a.Hidden, MaxResults: a.MaxResults}, w.toolGate(ctx, rc, OpRead, orDot(a.Path))))
 			},
 			tool.ApprovalWhen(func(ctx context.Context, rc *tool.RunContext, raw json.RawMessage) (*event.Approval, error) {
 				a, err := decode[GrepFilesArgs](raw)
@@ -186,7 +186,7 @@ func (w *Workspace) Tools() []tool.Tool {
 	tools = append(tools,
 		tool.NewResult("write_file", "Create a file or replace its whole content. Prefer edit_file for changes to existing files. create_only refuses to overwrite.",
 			func(ctx context.Context, rc *tool.RunContext, a WriteFileArgs) (tool.Result, error) {
-				return result(w.WriteFile(a.Path, a.Content, a.CreateOnly, true))
+				return result(w.writeFile(a.Path, a.Content, a.CreateOnly, w.toolGate(ctx, rc, OpWrite, a.Path)))
 			},
 			tool.Parallel(false),
 			tool.ApprovalWhen(func(ctx context.Context, rc *tool.RunContext, raw json.RawMessage) (*event.Approval, error) {
@@ -198,7 +198,7 @@ func (w *Workspace) Tools() []tool.Tool {
 			}), grant),
 		tool.NewResult("edit_file", "Replace an exact string in a file (it must occur exactly once unless replace_all). Read the file first; an edit of a file changed since you read it is refused. Returns a unified diff.",
 			func(ctx context.Context, rc *tool.RunContext, a EditFileArgs) (tool.Result, error) {
-				return result(w.EditFile(a.Path, a.OldString, a.NewString, a.ReplaceAll, true))
+				return result(w.editFile(a.Path, a.OldString, a.NewString, a.ReplaceAll, w.toolGate(ctx, rc, OpWrite, a.Path)))
 			},
 			tool.Parallel(false),
 			tool.ApprovalWhen(func(ctx context.Context, rc *tool.RunContext, raw json.RawMessage) (*event.Approval, error) {
@@ -254,6 +254,7 @@ func (w *Workspace) commandApproval(a ShellArgs) (*event.Approval, error) {
 		return nil, err
 	}
 	an := w.policy.AnalyzeCommand(a.Command, cwd)
+	w.recordShownCommand(a, an)
 	switch an.Decision {
 	case Deny:
 		return nil, errors.New(an.Explain() + ". " + w.commandHint(an))
@@ -292,12 +293,15 @@ func (w *Workspace) shellTool(ctx context.Context, rc *tool.RunContext, a ShellA
 		return tool.Result{Text: "denied: " + an.Explain() + ". " + w.commandHint(an), IsError: true}, nil
 	}
 	// The run loop invokes only after an "ask" was approved, so the person has seen
-	// this command: its run-time asks pass, and approved writes open in the sandbox.
-	approved := an.Decision == Ask
+	// this command: its run-time asks pass, and approved writes open in the sandbox —
+	// but only for the paths the approval showed (a link changed since resolves to a
+	// path that is asked again at run time).
+	shown, approved := w.takeShownCommand(a)
+	approved = approved && an.Decision == Ask
 	var writable, paths []string
 	if approved {
 		for _, c := range an.Claims {
-			if c.Verdict != Ask || c.Abs == "" {
+			if c.Verdict != Ask || c.Abs == "" || !shown[c.Op.String()+":"+c.Abs] {
 				continue
 			}
 			paths = append(paths, c.Abs)
@@ -421,4 +425,73 @@ func (w *Workspace) Instructions() string {
 	}
 	b.WriteString("- Read a file before editing it: edit_file refuses files changed since you last read them. A denied operation returns an error that says why; do not try to work around it.\n")
 	return b.String()
+}
+
+// recordShown remembers the resolved path an approval showed for op on path (the
+// call's key), or forgets it when no approval was needed.
+func (w *Workspace) recordShown(key string, asked bool, abs string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if asked {
+		w.shown[key] = abs
+	} else {
+		delete(w.shown, key)
+	}
+}
+
+// toolGate binds a file tool's run to its approval: an "ask" at run time passes
+// only for the very path the approval showed. A path that resolves elsewhere now
+// (a link changed since) is asked again, or denied when nobody can answer.
+func (w *Workspace) toolGate(ctx context.Context, rc *tool.RunContext, op Op, path string) gate {
+	key := op.String() + "\x00" + path
+	w.mu.Lock()
+	shown, ok := w.shown[key]
+	delete(w.shown, key)
+	w.mu.Unlock()
+	return func(abs, why string) bool {
+		if ok && abs == shown {
+			return true
+		}
+		if rc == nil || rc.Ask == nil {
+			return false
+		}
+		d, err := rc.Ask(ctx, &event.Approval{Kind: "path", Summary: fmt.Sprintf("%s %s (%s; at run time: it was not the path shown before)", op, abs, why), Path: abs})
+		return err == nil && d.Allow
+	}
+}
+
+func orDot(p string) string {
+	if p == "" {
+		return "."
+	}
+	return p
+}
+
+func commandKey(a ShellArgs) string { return "shell\x00" + a.Cwd + "\x00" + a.Command }
+
+// recordShownCommand remembers the paths an approval of a command showed.
+func (w *Workspace) recordShownCommand(a ShellArgs, an *Analysis) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if an.Decision != Ask {
+		delete(w.shownCmd, commandKey(a))
+		return
+	}
+	set := map[string]bool{}
+	for _, c := range an.Claims {
+		if c.Verdict == Ask && c.Abs != "" {
+			set[c.Op.String()+":"+c.Abs] = true
+		}
+	}
+	w.shownCmd[commandKey(a)] = set
+}
+
+// takeShownCommand returns (and forgets) what the approval of the command showed;
+// false when no approval was shown.
+func (w *Workspace) takeShownCommand(a ShellArgs) (map[string]bool, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	set, ok := w.shownCmd[commandKey(a)]
+	delete(w.shownCmd, commandKey(a))
+	return set, ok
 }

@@ -31,8 +31,12 @@ const (
 // "allow for this session" rules, what the agent has read (to refuse stale edits) and
 // background processes. It is safe for concurrent use. Close kills background processes.
 type Workspace struct {
-	cfg          Config
-	policy       *Policy
+	cfg    Config
+	policy *Policy
+	// rootFD is the root directory, opened once: file tools open paths inside the
+	// root relative to it (safeOpen). Closed by its finalizer, not by Close, so a
+	// late call after Close still works.
+	rootFD       *os.File
 	executor     ShellExecutor
 	sandboxNote  string // set when the sandbox was requested but is unavailable
 	envList      []string
@@ -41,8 +45,12 @@ type Workspace struct {
 
 	mu    sync.Mutex
 	reads map[string]stamp // abs path -> what the agent last saw
-	procs map[string]*bgProc
-	nproc int
+	// shown: the resolved path each pending path approval showed ("op\x00path" as
+	// the model wrote it), so the run opens only what was approved.
+	shown    map[string]string
+	shownCmd map[string]map[string]bool // the same for shell commands: "op:abs" shown
+	procs    map[string]*bgProc
+	nproc    int
 }
 
 // stamp identifies a file version the agent has seen.
@@ -58,7 +66,12 @@ func New(cfg Config) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Workspace{cfg: cfg, policy: p, reads: map[string]stamp{}, procs: map[string]*bgProc{}}
+	w := &Workspace{cfg: cfg, policy: p, reads: map[string]stamp{}, procs: map[string]*bgProc{}, shown: map[string]string{}, shownCmd: map[string]map[string]bool{}}
+	rootFD, err := openResolved(nil, "", p.root, os.O_RDONLY|dirFlag, 0)
+	if err != nil {
+		return nil, errs.Wrap(errs.KindConfig, err, "workspace root "+p.root+" cannot be opened", "run lovia inside a readable directory or pass -C DIR")
+	}
+	w.rootFD = rootFD
 	w.shellTimeout = DefaultShellTimeout
 	if cfg.ShellTimeout > 0 {
 		w.shellTimeout = time.Duration(cfg.ShellTimeout) * time.Second
@@ -201,16 +214,16 @@ func (w *Workspace) dir(cwd string) (string, error) {
 	if cwd == "" {
 		return w.policy.root, nil
 	}
-	abs := w.policy.Resolve(cwd, "")
+	abs, d, why := w.policy.Judge(cwd, "", OpRead)
+	if d == Deny {
+		return "", &DeniedError{What: "working directory " + cwd, Reason: why}
+	}
 	fi, err := os.Stat(abs)
 	if err != nil {
 		return "", fmt.Errorf("working directory %s: %w", cwd, err)
 	}
 	if !fi.IsDir() {
 		return "", fmt.Errorf("working directory %s is not a directory", cwd)
-	}
-	if d, why := w.policy.DecidePath(abs, OpRead); d == Deny {
-		return "", &DeniedError{What: "working directory " + cwd, Reason: why}
 	}
 	return abs, nil
 }
@@ -236,6 +249,9 @@ func (e *PathError) Unwrap() error { return ErrDenied }
 // AllowHint says what would allow op on abs (for denial messages): which part of the
 // configuration decides it, and what the user could change.
 func (p *Policy) AllowHint(op Op, abs string) string {
+	if abs == "" {
+		return "Use a plain path to an existing directory: no symlink loops, no .. after a directory that does not exist, no /proc/*/fd or /dev/fd links."
+	}
 	for _, d := range p.denied {
 		if d.match(abs, p.root) {
 			return "The path is in workspace.denied_paths: leave it alone unless the user changes that."
@@ -249,6 +265,13 @@ func (p *Policy) AllowHint(op Op, abs string) string {
 	for _, c := range p.credentials {
 		if c.match(abs, p.root) {
 			return "Credentials are off limits: leave them alone unless the user adds a workspace.path_rules entry for this path."
+		}
+	}
+	if op == OpWrite {
+		if rel, ok := relInside(p.root, abs); ok {
+			if _, ok := protectedWrite(rel); ok {
+				return "Leave git's config and hooks and lovia's .lovia/ to the user (they can edit them, or run lovia with --policy trusted, which asks); for a git setting the user wants, tell them the command to run."
+			}
 		}
 	}
 	dir := abs
@@ -272,12 +295,20 @@ func (p *Policy) AllowHint(op Op, abs string) string {
 // (relative to the root) and returns the absolute path, or a *PathError when the
 // policy denies it. An "ask" verdict passes only when approved is true.
 func (w *Workspace) CheckPath(path string, op Op, approved bool) (string, Decision, error) {
+	return w.checkPath(path, op, fixedGate(approved))
+}
+
+// gate decides an "ask" on the resolved path abs at the moment it is used.
+type gate func(abs, why string) bool
+
+func fixedGate(approved bool) gate { return func(string, string) bool { return approved } }
+
+func (w *Workspace) checkPath(path string, op Op, g gate) (string, Decision, error) {
 	if strings.TrimSpace(path) == "" {
 		return "", Deny, fmt.Errorf("empty path")
 	}
-	abs := w.policy.Resolve(path, "")
-	d, why := w.policy.DecidePath(abs, op)
-	if d == Deny || d == Ask && !approved {
+	abs, d, why := w.policy.Judge(path, "", op)
+	if d == Deny || d == Ask && !g(abs, why) {
 		return abs, d, &PathError{Path: path, Abs: abs, Op: op, Decision: d, Reason: why, hint: w.policy.AllowHint(op, abs)}
 	}
 	return abs, d, nil
