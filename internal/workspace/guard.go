@@ -106,6 +106,8 @@ type word struct {
 	lit string
 	dyn bool
 	src string
+	// tree: the program reads everything below this path (find -exec's "{}").
+	tree bool
 }
 
 func (w word) show() string {
@@ -130,6 +132,13 @@ type guard struct {
 	p   *Policy
 	a   *Analysis
 	src string
+	// dotglob: the command may make wildcards match dot files (shopt -s dotglob,
+	// GLOBIGNORE).
+	dotglob bool
+}
+
+func mayDotglob(s string) bool {
+	return strings.Contains(s, "dotglob") || strings.Contains(s, "GLOBIGNORE")
 }
 
 // AnalyzeCommand is the static guard: it parses cmd, splits it into simple commands,
@@ -155,7 +164,7 @@ func (p *Policy) AnalyzeCommand(cmd, cwd string) *Analysis {
 		return a
 	}
 	a.Parsed = true
-	g := &guard{p: p, a: a, src: cmd}
+	g := &guard{p: p, a: a, src: cmd, dotglob: mayDotglob(cmd)}
 	st := &gstate{cwd: cwd, funcs: map[string]bool{}}
 	g.stmts(f.Stmts, st, 0)
 	if p.name == PresetReadonly {
@@ -171,6 +180,7 @@ func (p *Policy) AnalyzeArgv(argv []string, cwd string) *Analysis {
 	ws := make([]word, len(argv))
 	for i, s := range argv {
 		ws[i] = word{lit: s}
+		g.dotglob = g.dotglob || mayDotglob(s)
 	}
 	g.simple(ws, &gstate{cwd: cwd, funcs: map[string]bool{}}, 0, strings.Join(argv, " "))
 	if p.name == PresetReadonly {
@@ -466,6 +476,11 @@ const globMeta = "*?["
 
 // claim records a path use and merges its decision.
 func (g *guard) claim(w word, op Op, st *gstate, what string) {
+	if w.tree {
+		w.tree = false
+		g.claimTree(w, op, st, what, false)
+		return
+	}
 	c := Claim{Op: op}
 	if !w.dyn && isStream(w.lit) {
 		c.Path, c.Abs = w.lit, w.lit
@@ -495,6 +510,11 @@ func (g *guard) claim(w word, op Op, st *gstate, what string) {
 		}
 		if p == "" {
 			p = "."
+		}
+		if p != w.lit {
+			// A glob can name a credential store its directory part does not show
+			// (~/.ss*/id_rsa): judge the stores it may match.
+			g.globStores(w.lit, p, op, st)
 		}
 		c.Path = w.lit
 		c.Abs = g.p.Resolve(p, st.cwd)

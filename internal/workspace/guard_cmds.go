@@ -6,16 +6,6 @@ import (
 	"strings"
 )
 
-// safeCommands only read (their path arguments are still judged as reads) and run
-// no other programs, so they do not need the shell's default "ask".
-var safeCommands = set("ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "pwd",
-	"echo", "printf", "true", "false", "test", "[", "stat", "file", "diff", "cmp", "tree", "du",
-	"df", "which", "type", "basename", "dirname", "realpath", "readlink", "date", "whoami",
-	"uname", "id", "cut", "tr", "uniq", "nl", "tac", "rev", "od", "xxd", "hexdump", "strings",
-	"md5sum", "sha1sum", "sha256sum", "sha512sum", "jq", "seq", "sleep", "cd", "pushd", "popd",
-	":", "exit", "return", "shift", "set", "unset", "export", "local", "wait", "column", "find",
-	"command", "sed", "sort", "printenv")
-
 // noPathArgs never treat their arguments as files.
 var noPathArgs = set("echo", "printf", "true", "false", ":", "exit", "return", "shift", "set",
 	"unset", "export", "local", "sleep", "seq", "date", "whoami", "id", "uname", "basename",
@@ -49,10 +39,6 @@ var multiTools = set("git", "go", "npm", "npx", "pnpm", "yarn", "cargo", "docker
 	"./gradlew", "dotnet", "helm", "terraform", "apt", "apt-get", "brew", "systemctl", "gh",
 	"bun", "deno", "rustup", "composer", "just", "task", "nix", "conda", "mix", "swift", "zig",
 	"stack", "cabal", "tox", "nox", "pytest", "bazel", "cmake", "ninja", "sqlite3")
-
-// gitReadOnly are git subcommands that do not modify the repository.
-var gitReadOnly = set("status", "log", "diff", "show", "rev-parse", "ls-files", "blame", "grep",
-	"describe", "shortlog", "cat-file", "ls-tree", "reflog", "whatchanged", "help", "version")
 
 func set(xs ...string) map[string]bool {
 	m := make(map[string]bool, len(xs))
@@ -116,22 +102,78 @@ func (g *guard) simple(ws []word, st *gstate, depth int, text string) {
 		}
 	}
 	d, why, ruled := g.p.decideArgv(argv)
-	if !ruled && safeCommands[name] && g.safeUse(name, ws) {
-		d, why = Allow, ""
-	}
-	if st.funcs[ws[0].lit] {
-		d, why = Allow, "" // a function defined in this command: its body was analyzed
-		sub.Prefix = ""
-	}
-	if d != Allow {
-		g.a.reason(d, fmt.Sprintf("%s: %s", strings.Join(prefixWords(ws, 2), " "), why))
-	}
-
 	if st.cwd != "" && !g.p.Inside(st.cwd) && name != "cd" && name != "pushd" {
 		// Running in a directory outside the root reads it, whatever the arguments.
 		g.claim(word{lit: "."}, OpRead, st, "working directory")
 	}
-	g.claims(name, ws, st, depth)
+	// The no-approval set: read-only programs whose every option is known. They
+	// record their own path claims.
+	u, uwhy, judged := useSafe, "", true
+	switch sc := safeCmds[name]; {
+	case st.funcs[ws[0].lit]:
+		judged = false
+	case sc != nil:
+		u, uwhy = g.safeUse(name, sc, ws, st)
+	case name == "find":
+		u, uwhy = g.findUse(ws, st, depth)
+	case name == "git":
+		u, uwhy = g.gitUse(ws, st, !ruled)
+	case safeBuiltins[name]:
+		if name == "command" && !(len(ws) > 1 && !ws[1].dyn && (ws[1].lit == "-v" || ws[1].lit == "-V")) {
+			u, uwhy = useCode, "command runs another command"
+		}
+		judged = false
+	default:
+		u, judged = useCode, false
+	}
+	switch {
+	case st.funcs[ws[0].lit]:
+		d, why = Allow, "" // a function defined in this command: its body was analyzed
+		sub.Prefix = ""
+	case u == useSafe:
+		if !ruled {
+			d, why = Allow, ""
+		}
+	case u == useCode && judged:
+		// Running code or an option the guard does not know: an "allow for this
+		// session" given for another use of the program does not cover it.
+		d, why, _ = g.p.decideConfigured(argv)
+	}
+	if d != Allow {
+		if uwhy != "" {
+			why += " (" + uwhy + ")"
+		}
+		g.a.reason(d, fmt.Sprintf("%s: %s", strings.Join(prefixWords(ws, 2), " "), why))
+	}
+	if !judged {
+		g.claims(name, ws, st, depth)
+	}
+}
+
+// decideConfigured is decideArgv without the session's "allow for this session"
+// grants: the configured command rules, or the preset's default.
+func (p *Policy) decideConfigured(argv []string) (Decision, string, bool) {
+	if p.name == PresetReadonly {
+		return Deny, "the readonly policy runs no commands", false
+	}
+	best, bestLen, why := p.preset.Shell, 0, fmt.Sprintf("commands %s by default under the %s policy", p.preset.Shell.phrasePlural(), p.name)
+	for _, r := range p.cmdRules {
+		if len(r.words) > len(argv) || len(r.words) < bestLen {
+			continue
+		}
+		ok := true
+		for i, w := range r.words {
+			if argv[i] != w && !(i == 0 && filepath.Base(argv[0]) == w) {
+				ok = false
+				break
+			}
+		}
+		if ok && (len(r.words) > bestLen || r.decision > best) {
+			best, bestLen = r.decision, len(r.words)
+			why = fmt.Sprintf("%s rule %q says %s", r.source, strings.Join(r.words, " "), r.decision)
+		}
+	}
+	return best, why, bestLen > 0
 }
 
 func prefixWords(ws []word, n int) []string {
@@ -143,44 +185,6 @@ func prefixWords(ws []word, n int) []string {
 		out = append(out, w.show())
 	}
 	return out
-}
-
-// safeUse rejects the options with which otherwise read-only tools run programs or write.
-func (g *guard) safeUse(name string, ws []word) bool {
-	for _, w := range ws[1:] {
-		if w.dyn {
-			continue
-		}
-		s := w.lit
-		switch {
-		case name == "rg" && (strings.HasPrefix(s, "--pre") || s == "-z" || s == "--search-zip"):
-			return false
-		case name == "find" && (strings.HasPrefix(s, "-exec") || strings.HasPrefix(s, "-ok") || s == "-delete" || strings.HasPrefix(s, "-fprint") || s == "-fls"):
-			return false
-		}
-	}
-	if name == "sed" {
-		// Read-only only without -i and without w/W/e commands in the script.
-		if hasFlagChar(ws, 'i') {
-			return false
-		}
-		for _, w := range ws[1:] {
-			if w.dyn || !strings.HasPrefix(w.lit, "-") && strings.ContainsAny(w.lit, "wWe") {
-				return false
-			}
-		}
-	}
-	if name == "sort" {
-		for _, w := range ws[1:] {
-			if w.dyn || w.lit == "-o" || strings.HasPrefix(w.lit, "--output") || strings.HasPrefix(w.lit, "--compress") {
-				return false
-			}
-		}
-	}
-	if name == "command" {
-		return len(ws) > 1 && !ws[1].dyn && (ws[1].lit == "-v" || ws[1].lit == "-V")
-	}
-	return true
 }
 
 // prefixFor derives the session rule for a command: the program, plus its subcommand
@@ -575,14 +579,8 @@ func (g *guard) claims(name string, ws []word, st *gstate, depth int) {
 			}
 		}
 		return
-	case name == "find":
-		g.findClaims(ws, st, depth)
-		return
-	case name == "sed" || name == "perl" && hasFlagChar(ws, 'i'):
+	case name == "perl" && hasFlagChar(ws, 'i'):
 		g.sedClaims(name, ws, st)
-		return
-	case name == "git":
-		g.gitClaims(ws, st)
 		return
 	case name == "make":
 		i := 1
@@ -638,16 +636,6 @@ func (g *guard) claims(name string, ws []word, st *gstate, depth int) {
 		}
 		if name == "wget" {
 			g.claim(word{lit: "."}, OpWrite, st, "wget")
-		}
-		return
-	case name == "sort":
-		for i := 1; i < len(ws); i++ {
-			if !ws[i].dyn && ws[i].lit == "-o" && i+1 < len(ws) {
-				g.claim(ws[i+1], OpWrite, st, "sort -o")
-				i++
-				continue
-			}
-			g.maybePath(ws[i], st, true)
 		}
 		return
 	}
@@ -731,62 +719,6 @@ func (g *guard) copyClaims(name string, ws []word, st *gstate) {
 	}
 }
 
-func (g *guard) findClaims(ws []word, st *gstate, depth int) {
-	var roots []word
-	i := 1
-	for i < len(ws) && (ws[i].dyn || !strings.HasPrefix(ws[i].lit, "-") && ws[i].lit != "(" && ws[i].lit != "!") {
-		roots = append(roots, ws[i])
-		i++
-	}
-	if len(roots) == 0 {
-		roots = []word{{lit: "."}}
-	}
-	writes := false
-	for ; i < len(ws); i++ {
-		w := ws[i]
-		if w.dyn {
-			continue
-		}
-		switch w.lit {
-		case "-delete":
-			writes = true
-		case "-fprint", "-fprint0", "-fprintf", "-fls":
-			if i+1 < len(ws) {
-				g.claim(ws[i+1], OpWrite, st, "find "+w.lit)
-				i++
-			}
-		case "-exec", "-execdir", "-ok", "-okdir":
-			j := i + 1
-			var cmd []word
-			for j < len(ws) && (ws[j].dyn || ws[j].lit != ";" && ws[j].lit != "+") {
-				c := ws[j]
-				if !c.dyn && strings.Contains(c.lit, "{}") {
-					// Each found file: judge as the search roots (a directory claim
-					// covers the files below it).
-					c = roots[0]
-				}
-				cmd = append(cmd, c)
-				j++
-			}
-			if len(cmd) > 0 {
-				var parts []string
-				for _, c := range cmd {
-					parts = append(parts, c.show())
-				}
-				g.simple(cmd, st.copy(), depth+1, strings.Join(parts, " "))
-			}
-			i = j
-		}
-	}
-	op := OpRead
-	if writes {
-		op = OpWrite
-	}
-	for _, r := range roots {
-		g.claim(r, op, st, "find")
-	}
-}
-
 func (g *guard) sedClaims(name string, ws []word, st *gstate) {
 	inPlace := hasFlagChar(ws, 'i')
 	script := true
@@ -818,64 +750,6 @@ func (g *guard) sedClaims(name string, ws []word, st *gstate) {
 			op = OpWrite
 		}
 		g.claim(w, op, st, name)
-	}
-}
-
-func (g *guard) gitClaims(ws []word, st *gstate) {
-	i := 1
-	for i < len(ws) {
-		w := ws[i]
-		if w.dyn {
-			break
-		}
-		switch {
-		case w.lit == "-C" && i+1 < len(ws):
-			g.cd(ws[i+1], st)
-			i += 2
-			continue
-		case (w.lit == "--git-dir" || w.lit == "--work-tree") && i+1 < len(ws):
-			g.claim(ws[i+1], OpWrite, st, "git "+w.lit)
-			i += 2
-			continue
-		case strings.HasPrefix(w.lit, "--git-dir=") || strings.HasPrefix(w.lit, "--work-tree="):
-			_, v, _ := strings.Cut(w.lit, "=")
-			g.claim(word{lit: v}, OpWrite, st, "git")
-			i++
-			continue
-		case w.lit == "-c" && i+1 < len(ws):
-			g.a.reason(Ask, "git -c sets configuration that can run programs")
-			i += 2
-			continue
-		case strings.HasPrefix(w.lit, "-"):
-			i++
-			continue
-		}
-		break
-	}
-	sub := ""
-	if i < len(ws) && !ws[i].dyn {
-		sub = ws[i].lit
-	}
-	op := OpWrite
-	if gitReadOnly[sub] {
-		op = OpRead
-	}
-	g.claim(word{lit: "."}, op, st, "git "+sub)
-	for j := i + 1; j < len(ws); j++ {
-		g.maybePath(ws[j], st, false)
-	}
-	if sub == "config" {
-		for _, w := range ws[i:] {
-			if !w.dyn && (w.lit == "--global" || w.lit == "--system") {
-				g.claim(word{lit: "~/.gitconfig"}, OpWrite, st, "git config "+w.lit)
-			}
-		}
-	}
-	if sub == "clone" {
-		nf := nonFlags(ws[i:])
-		if len(nf) >= 2 {
-			g.claim(nf[len(nf)-1], OpWrite, st, "git clone")
-		}
 	}
 }
 
