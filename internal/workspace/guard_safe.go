@@ -95,14 +95,14 @@ var safeCmds = map[string]*safeCmd{
 		--block-buffered --mmap --no-mmap --encoding= --no-encoding --no-unicode --include-zero
 		--dfa-size-limit= --regex-size-limit= --unrestricted --hyperlink-format= --ignore
 		--pre=x --pre-glob=x --search-zip:x --hostname-bin=x`), ops: opsPattern},
-	"pwd":   {spec: opts("-L -P --help --version"), ops: opsNone},
-	"echo":  {ops: opsNone},
+	"pwd":    {spec: opts("-L -P --help --version"), ops: opsNone},
+	"echo":   {ops: opsNone},
 	"printf": {ops: opsNone},
-	"true":  {ops: opsNone},
-	"false": {ops: opsNone},
-	":":     {ops: opsNone},
-	"test":  {ops: opsMaybe},
-	"[":     {ops: opsMaybe},
+	"true":   {ops: opsNone},
+	"false":  {ops: opsNone},
+	":":      {ops: opsNone},
+	"test":   {ops: opsMaybe},
+	"[":      {ops: opsMaybe},
 	"stat": {spec: opts(`-L -f -c= -t --dereference --file-system --cached= --format= --printf= --terse
 		--help --version`), ops: opsRead},
 	"file": {spec: opts(`-0 -b -c -d -e= -E -f=l -F= -h -i -k -l -L -m=r -n -N -p:x -P= -r -s -S -v -z:x
