@@ -19,14 +19,14 @@ var fileArgs = set("cat", "head", "tail", "less", "more", "wc", "sort", "uniq", 
 	"bat", "tree", "readlink", "realpath", "column", "paste", "join", "comm", "split")
 
 // writeArgs write every non-flag argument.
-var writeArgs = set("rm", "rmdir", "unlink", "shred", "touch", "mkdir", "truncate", "tee", "mv",
+var writeArgs = set("rm", "rmdir", "unlink", "shred", "touch", "mkdir", "truncate", "tee",
 	"mkfifo", "mknod")
 
 // modeFirst take a mode/owner first, then files they modify.
 var modeFirst = set("chmod", "chown", "chgrp", "setfacl", "chattr")
 
 // copyCmds write their last argument (or -t DIR) and read the others.
-var copyCmds = set("cp", "install", "rsync", "ln", "link", "scp")
+var copyCmds = set("cp", "mv", "install", "rsync", "ln", "link", "scp")
 
 var shells = set("sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox")
 
@@ -556,15 +556,19 @@ func (g *guard) claims(name string, ws []word, st *gstate, depth int) {
 		return
 	case modeFirst[name]:
 		nf := nonFlags(ws)
+		ref := false // --reference=FILE replaces the mode operand
+		for _, w := range ws[1:] {
+			ref = ref || !w.dyn && strings.HasPrefix(w.lit, "--ref")
+		}
 		for i, w := range nf {
-			if i == 0 {
+			if i == 0 && !ref {
 				continue
 			}
 			g.claim(w, OpWrite, st, name)
 		}
 		return
 	case copyCmds[name]:
-		g.copyClaims(name, ws, st)
+		g.copyUse(name, ws, st)
 		return
 	case name == "dd":
 		for _, w := range ws[1:] {
@@ -583,6 +587,7 @@ func (g *guard) claims(name string, ws []word, st *gstate, depth int) {
 		g.sedClaims(name, ws, st)
 		return
 	case name == "make":
+		st = st.copy() // -C changes the directory of make only
 		i := 1
 		for i < len(ws) {
 			w := ws[i]
@@ -601,7 +606,10 @@ func (g *guard) claims(name string, ws []word, st *gstate, depth int) {
 		g.claim(word{lit: "."}, OpWrite, st, "make")
 		return
 	case name == "tar":
-		g.tarClaims(ws, st)
+		g.tarUse(ws, st)
+		return
+	case name == "zip":
+		g.zipUse(ws, st)
 		return
 	case name == "unzip":
 		dir := word{lit: "."}
@@ -612,31 +620,7 @@ func (g *guard) claims(name string, ws []word, st *gstate, depth int) {
 		}
 		g.claim(dir, OpWrite, st, "unzip")
 	case name == "curl" || name == "wget":
-		for i := 1; i < len(ws); i++ {
-			w := ws[i]
-			if w.dyn {
-				continue
-			}
-			switch w.lit {
-			case "-o", "--output", "-O", "--output-document", "-P", "--directory-prefix":
-				if name == "curl" && w.lit == "-O" {
-					g.claim(word{lit: "."}, OpWrite, st, "curl -O")
-					continue
-				}
-				if i+1 < len(ws) {
-					g.claim(ws[i+1], OpWrite, st, name+" "+w.lit)
-					i++
-				}
-			case "-T", "--upload-file":
-				if i+1 < len(ws) {
-					g.claim(ws[i+1], OpRead, st, "upload")
-					i++
-				}
-			}
-		}
-		if name == "wget" {
-			g.claim(word{lit: "."}, OpWrite, st, "wget")
-		}
+		g.netUse(name, ws, st)
 		return
 	}
 	force := fileArgs[name]
@@ -669,54 +653,6 @@ func hasFlagChar(ws []word, c byte) bool {
 		}
 	}
 	return false
-}
-
-func (g *guard) copyClaims(name string, ws []word, st *gstate) {
-	var target *word
-	var rest []word
-	for i := 1; i < len(ws); i++ {
-		w := ws[i]
-		if !w.dyn && (w.lit == "-t" || w.lit == "--target-directory") && i+1 < len(ws) {
-			t := ws[i+1]
-			target = &t
-			i++
-			continue
-		}
-		if !w.dyn {
-			if v, ok := strings.CutPrefix(w.lit, "--target-directory="); ok {
-				target = &word{lit: v}
-				continue
-			}
-		}
-		if !w.dyn && strings.HasPrefix(w.lit, "-") && w.lit != "-" {
-			continue
-		}
-		rest = append(rest, w)
-	}
-	if target == nil && len(rest) > 0 {
-		t := rest[len(rest)-1]
-		target = &t
-		rest = rest[:len(rest)-1]
-		if name == "ln" && len(rest) == 0 {
-			// ln -s TARGET: the link is created in the current directory.
-			rest = []word{t}
-			target = &word{lit: "."}
-		}
-	}
-	for _, w := range rest {
-		if name == "scp" || name == "rsync" {
-			if !w.dyn && strings.Contains(w.lit, ":") && !pathLike(strings.SplitN(w.lit, ":", 2)[0]) {
-				continue // remote
-			}
-		}
-		g.claim(w, OpRead, st, name)
-	}
-	if target != nil {
-		if (name == "scp" || name == "rsync") && !target.dyn && strings.Contains(target.lit, ":") {
-			return
-		}
-		g.claim(*target, OpWrite, st, name)
-	}
 }
 
 func (g *guard) sedClaims(name string, ws []word, st *gstate) {
@@ -753,83 +689,3 @@ func (g *guard) sedClaims(name string, ws []word, st *gstate) {
 	}
 }
 
-func (g *guard) tarClaims(ws []word, st *gstate) {
-	mode := byte(0)
-	var archive *word
-	dir := word{lit: "."}
-	var files []word
-	for i := 1; i < len(ws); i++ {
-		w := ws[i]
-		if w.dyn {
-			files = append(files, w)
-			continue
-		}
-		s := w.lit
-		switch {
-		case s == "-C" || s == "--directory":
-			if i+1 < len(ws) {
-				dir = ws[i+1]
-				i++
-			}
-			continue
-		case strings.HasPrefix(s, "--directory="):
-			dir = word{lit: strings.TrimPrefix(s, "--directory=")}
-			continue
-		case s == "--file" && i+1 < len(ws):
-			a := ws[i+1]
-			archive = &a
-			i++
-			continue
-		case strings.HasPrefix(s, "--file="):
-			archive = &word{lit: strings.TrimPrefix(s, "--file=")}
-			continue
-		case s == "--create" || s == "--extract" || s == "--get" || s == "--list" || s == "--append" || s == "--update":
-			mode = map[string]byte{"--create": 'c', "--extract": 'x', "--get": 'x', "--list": 't', "--append": 'r', "--update": 'u'}[s]
-			continue
-		case strings.HasPrefix(s, "--"):
-			continue
-		case strings.HasPrefix(s, "-") || i == 1:
-			flags := strings.TrimPrefix(s, "-")
-			for k := 0; k < len(flags); k++ {
-				switch flags[k] {
-				case 'c', 'x', 't', 'r', 'u':
-					mode = flags[k]
-				case 'f':
-					if k == len(flags)-1 && i+1 < len(ws) {
-						a := ws[i+1]
-						archive = &a
-						i++
-					} else if k < len(flags)-1 {
-						archive = &word{lit: flags[k+1:]}
-						k = len(flags)
-					}
-				case 'C':
-					if i+1 < len(ws) {
-						dir = ws[i+1]
-						i++
-					}
-				}
-			}
-			continue
-		}
-		files = append(files, w)
-	}
-	switch mode {
-	case 'x':
-		g.claim(dir, OpWrite, st, "tar extract")
-		if archive != nil {
-			g.claim(*archive, OpRead, st, "tar archive")
-		}
-	case 'c', 'r', 'u':
-		if archive != nil {
-			g.claim(*archive, OpWrite, st, "tar archive")
-		}
-		for _, f := range files {
-			g.claim(f, OpRead, st, "tar")
-		}
-	default:
-		if archive != nil {
-			g.claim(*archive, OpRead, st, "tar archive")
-		}
-	}
-}

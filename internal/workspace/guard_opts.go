@@ -118,6 +118,7 @@ type popt struct {
 	val    word // the value (the second one for argTwo)
 	hasVal bool
 	as     string // as written, for messages
+	at     int    // index of the word it starts in
 }
 
 // parsed is a command line split into options and operands.
@@ -130,6 +131,22 @@ type parsed struct {
 	dynamic bool
 	// first is the index in the words of the first operand (0: none).
 	first int
+	// opAt are the indices of the operands in the words.
+	opAt []int
+}
+
+func (p *parsed) operand(w word, i int) {
+	if p.first == 0 {
+		p.first = i
+	}
+	p.operands = append(p.operands, w)
+	p.opAt = append(p.opAt, i)
+}
+
+func (p *parsed) rest(ws []word, from int) {
+	for k := from; k < len(ws); k++ {
+		p.operand(ws[k], k)
+	}
 }
 
 func (p *parsed) has(e byte) bool {
@@ -183,34 +200,28 @@ func (sp *optSpec) parse(ws []word) *parsed {
 		w := ws[i]
 		if w.dyn {
 			p.dynamic = true
-			if p.first == 0 {
-				p.first = i
-			}
-			p.operands = append(p.operands, w)
+			p.operand(w, i)
 			if sp.posix {
-				p.operands = append(p.operands, ws[i+1:]...)
+				p.rest(ws, i+1)
 				return p
 			}
 			continue
 		}
 		s := w.lit
 		if s == "--" {
-			p.operands = append(p.operands, ws[i+1:]...)
+			p.rest(ws, i+1)
 			return p
 		}
 		if len(s) < 2 || s[0] != '-' {
-			if p.first == 0 {
-				p.first = i
-			}
-			p.operands = append(p.operands, w)
+			p.operand(w, i)
 			if sp.posix {
-				p.operands = append(p.operands, ws[i+1:]...)
+				p.rest(ws, i+1)
 				return p
 			}
 			continue
 		}
 		if sp.num && isDigits(s[1:]) {
-			p.opts = append(p.opts, popt{def: &optDef{name: "-NUM"}, as: s})
+			p.opts = append(p.opts, popt{def: &optDef{name: "-NUM"}, as: s, at: i})
 			continue
 		}
 		if strings.HasPrefix(s, "--") || sp.oneDash {
@@ -220,7 +231,7 @@ func (sp *optSpec) parse(ws []word) *parsed {
 			if d == nil && sp.oneDash && !strings.HasPrefix(s, "--") {
 				// -c8: a one-letter option with its value attached.
 				if sd := sp.short[s[1]]; sd != nil && sd.arg == argReq {
-					p.opts = append(p.opts, popt{def: sd, val: word{lit: s[2:], src: s[2:]}, hasVal: true, as: s})
+					p.opts = append(p.opts, popt{def: sd, val: word{lit: s[2:], src: s[2:]}, hasVal: true, as: s, at: i})
 					continue
 				}
 			}
@@ -228,7 +239,7 @@ func (sp *optSpec) parse(ws []word) *parsed {
 				unknown(s)
 				continue
 			}
-			o := popt{def: d, as: s}
+			o := popt{def: d, as: s, at: i}
 			switch d.arg {
 			case argNone:
 				if eq {
@@ -270,7 +281,7 @@ func (sp *optSpec) parse(ws []word) *parsed {
 				unknown(s)
 				break
 			}
-			o := popt{def: d, as: "-" + s[j:j+1]}
+			o := popt{def: d, as: "-" + s[j:j+1], at: i}
 			if d.arg == argReq || d.arg == argOpt || d.arg == argTwo {
 				if j+1 < len(s) {
 					o.val, o.hasVal = word{lit: s[j+1:], src: s[j+1:]}, true
