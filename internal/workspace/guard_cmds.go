@@ -243,39 +243,16 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 		}
 		name := filepath.Base(ws[0].lit)
 		switch name {
-		case "timeout":
-			i := skipFlags(ws, 1, set("-s", "-k", "--signal", "--kill-after"))
-			ws = tail(ws, i+1) // the duration
-		case "time":
-			i := 1
-			for i < len(ws) && !ws[i].dyn && strings.HasPrefix(ws[i].lit, "-") {
-				if ws[i].lit == "-o" && i+1 < len(ws) {
-					g.claim(ws[i+1], OpWrite, st, "time -o")
-					i++
-				} else if ws[i].lit == "-f" {
-					i++
-				}
-				i++
+		case "timeout", "nice", "stdbuf", "ionice", "setsid", "time", "chrt", "taskset":
+			rest, ok := g.wrapper(name, ws, st)
+			if !ok {
+				return ws, false, kind // not running a command (chrt -p)
 			}
-			ws = tail(ws, i)
-		case "nice":
-			ws = tail(ws, skipFlags(ws, 1, set("-n", "--adjustment")))
-		case "ionice":
-			ws = tail(ws, skipFlags(ws, 1, set("-c", "-n", "-p", "-P", "-u", "--class", "--classdata")))
-		case "nohup", "builtin", "unbuffer", "caffeinate":
+			ws = rest
+		case "nohup", "builtin", "unbuffer", "caffeinate", "busybox":
 			ws = tail(ws, 1)
-		case "setsid":
-			ws = tail(ws, skipFlags(ws, 1, nil))
 		case "exec":
 			ws = tail(ws, skipFlags(ws, 1, set("-a")))
-		case "stdbuf":
-			ws = tail(ws, skipFlags(ws, 1, set("-i", "-o", "-e")))
-		case "taskset":
-			i := skipFlags(ws, 1, nil)
-			ws = tail(ws, i+1) // the mask or cpu list
-		case "chrt":
-			i := skipFlags(ws, 1, nil)
-			ws = tail(ws, i+1) // the priority
 		case "flock":
 			i := skipFlags(ws, 1, set("-w", "-E", "--timeout", "--conflict-exit-code"))
 			if i < len(ws) {
@@ -292,35 +269,26 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 			}
 			ws = tail(ws, skipFlags(ws, 1, nil))
 		case "env":
-			i := 1
-			for i < len(ws) {
-				w := ws[i]
+			p := wrapperSpecs["env"].parse(ws)
+			if p.unknown != "" {
+				g.a.reason(Ask, fmt.Sprintf("env %s is not an option the guard knows", p.unknown))
+			}
+			for _, o := range p.opts {
+				switch {
+				case o.def.has('d'):
+					g.cd(o.val, st)
+				case o.def.has('x'):
+					g.payload(o.val, st, depth)
+					return nil, true, kind
+				}
+			}
+			i := 0
+			for i < len(p.operands) {
+				w := p.operands[i]
 				if w.dyn {
 					break
 				}
-				s := w.lit
-				if s == "-u" || s == "--unset" {
-					i += 2
-					continue
-				}
-				if s == "-C" || s == "--chdir" {
-					if i+1 < len(ws) {
-						g.cd(ws[i+1], st)
-					}
-					i += 2
-					continue
-				}
-				if s == "-S" || s == "--split-string" {
-					if i+1 < len(ws) {
-						g.payload(ws[i+1], st, depth)
-					}
-					return nil, true, kind
-				}
-				if strings.HasPrefix(s, "-") {
-					i++
-					continue
-				}
-				if k, _, ok := strings.Cut(s, "="); ok && k != "" && !strings.Contains(k, "/") {
+				if k, _, ok := strings.Cut(w.lit, "="); ok && k != "" && !strings.Contains(k, "/") {
 					if dangerousEnv[k] {
 						g.a.reason(Ask, fmt.Sprintf("setting %s changes which programs or code run", k))
 					}
@@ -329,23 +297,33 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 				}
 				break
 			}
-			ws = tail(ws, i)
+			ws = p.operands[i:]
 		case "sudo", "doas", "run0", "pkexec":
 			g.a.reason(Ask, name+" runs the command as another user (outside the workspace policy)")
 			kind = "sudo"
 			i := skipFlags(ws, 1, set("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group"))
 			ws = tail(ws, i)
 		case "xargs":
+			p := wrapperSpecs["xargs"].parse(ws)
+			if p.unknown != "" {
+				g.a.reason(Ask, fmt.Sprintf("xargs %s is not an option the guard knows", p.unknown))
+			}
 			replace := ""
-			for k := 1; k < len(ws); k++ {
-				if !ws[k].dyn && (ws[k].lit == "-I" || ws[k].lit == "--replace") && k+1 < len(ws) && !ws[k+1].dyn {
-					replace = ws[k+1].lit
-				} else if !ws[k].dyn && strings.HasPrefix(ws[k].lit, "-I") && len(ws[k].lit) > 2 {
-					replace = ws[k].lit[2:]
+			for _, o := range p.opts {
+				switch {
+				case o.def.has('I'):
+					replace = "{}"
+					if o.hasVal {
+						if o.val.dyn {
+							g.a.reason(Ask, "the xargs replacement string is only known at run time")
+						}
+						replace = o.val.lit
+					}
+				case o.def.has('r') && o.hasVal:
+					g.claim(o.val, OpRead, st, "xargs "+o.as)
 				}
 			}
-			i := skipFlags(ws, 1, set("-I", "-n", "-P", "-L", "-d", "-s", "-E", "-a", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--replace"))
-			rest := append([]word(nil), tail(ws, i)...)
+			rest := append([]word(nil), p.operands...)
 			if len(rest) == 0 {
 				rest = []word{{lit: "echo"}}
 			}
@@ -380,40 +358,116 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 	return ws, false, kind
 }
 
-// shell handles sh/bash/...: -c payloads are parsed recursively; a script is a read;
-// commands from stdin are unknown.
+// wrapperSpecs are the options of programs that run another command.
+var wrapperSpecs = map[string]*optSpec{
+	"timeout": opts("+posix -k= --kill-after= -s= --signal= -v --verbose --foreground --preserve-status -p --help --version"),
+	"nice":    opts("+posix +num -n= --adjustment= --help --version"),
+	"stdbuf":  opts("+posix -i= -o= -e= --input= --output= --error= --help --version"),
+	"ionice":  opts("+posix -c= -n= -p= -P= -u= -t --class= --classdata= --pid= --pgid= --uid= --ignore --help --version"),
+	"setsid":  opts("+posix -c -f -w --ctty --fork --wait --help --version"),
+	"time":    opts("+posix -o=w --output=w -a --append -f= --format= -p --portability -v --verbose -q --quiet --help --version"),
+	"chrt":    opts("+posix -a -b -d -e -f -i -m -o -p -r -R -v -T= -P= -D= --all-tasks --batch --deadline --ext --fifo --idle --max --other --pid --rr --reset-on-fork --verbose --sched-runtime= --sched-period= --sched-deadline= --help --version"),
+	"taskset": opts("+posix -a -c -p --all-tasks --cpu-list --pid --help --version"),
+	"env": opts(`+posix -i --ignore-environment -0 --null -u= --unset= -C=d --chdir=d -S=x --split-string=x
+		-v --debug --block-signal? --default-signal? --ignore-signal? --list-signal-handling -P=
+		--help --version`),
+	"xargs": opts(`+posix -0 --null -a=r --arg-file=r -d= --delimiter= -E= -e? --eof? -I=I --replace?I
+		-i?I -L= --max-lines? -l? -n= --max-args= -o --open-tty -P= --max-procs= -p --interactive
+		--process-slot-var= -r --no-run-if-empty -s= --max-chars= --show-limits -t --verbose -x
+		--exit --help --version`),
+}
+
+// wrapperArgs are how many operands a wrapper takes before the command.
+var wrapperArgs = map[string]int{"timeout": 1, "chrt": 1, "taskset": 1}
+
+// wrapper strips a wrapper's options (and its own operands, such as timeout's
+// duration), returning the command it runs.
+func (g *guard) wrapper(name string, ws []word, st *gstate) ([]word, bool) {
+	p := wrapperSpecs[name].parse(ws)
+	if p.unknown != "" {
+		g.a.reason(Ask, fmt.Sprintf("%s %s is not an option the guard knows, so where the command starts is unclear", name, p.unknown))
+	}
+	for _, o := range p.opts {
+		if o.def.has('w') && o.hasVal {
+			g.claim(o.val, OpWrite, st, name+" "+o.as)
+		}
+	}
+	n := wrapperArgs[name]
+	for _, o := range p.opts {
+		if (name == "chrt" || name == "taskset") && (o.def.name == "-p" || o.def.name == "--pid") {
+			return nil, false
+		}
+	}
+	if len(p.operands) <= n {
+		return nil, true
+	}
+	return p.operands[n:], true
+}
+
+// shell handles sh/bash/...: the -c payload (the first word after the options,
+// wherever -c appears among them) is parsed recursively; a script is a read;
+// commands from stdin are unknown. A child shell is a separate process: its inner
+// commands are not re-checked at run time, so what the guard cannot see there asks.
 func (g *guard) shell(ws []word, st *gstate, depth int, kind string) ([]word, bool, string) {
-	for i := 1; i < len(ws); i++ {
+	cmdMode, stdin := false, false
+	i := 1
+options:
+	for ; i < len(ws); i++ {
 		w := ws[i]
 		if w.dyn {
 			g.a.reason(Ask, fmt.Sprintf("%s runs %s, only known at run time", ws[0].lit, w.src))
 			return nil, true, kind
 		}
 		s := w.lit
-		if s == "-c" || (strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "--") && strings.Contains(s, "c")) {
-			if i+1 >= len(ws) {
-				g.a.reason(Ask, "a shell -c without a command")
-				return nil, true, kind
+		switch {
+		case s == "--" || s == "-":
+			i++
+			break options
+		case strings.HasPrefix(s, "--"):
+			switch s {
+			case "--rcfile", "--init-file":
+				if i+1 < len(ws) {
+					i++
+					g.claim(ws[i], OpRead, st, ws[0].lit+" "+s)
+				}
+			case "--norc", "--noprofile", "--login", "--posix", "--restricted", "--verbose",
+				"--noediting", "--debugger", "--dump-strings", "--dump-po-strings", "--help",
+				"--version", "--pretty-print":
+			default:
+				g.a.reason(Ask, fmt.Sprintf("%s %s is not an option the guard knows", ws[0].lit, s))
 			}
-			g.payload(ws[i+1], st, depth)
+		case len(s) > 1 && (s[0] == '-' || s[0] == '+'):
+			for k := 1; k < len(s); k++ {
+				switch s[k] {
+				case 'c':
+					cmdMode = true
+				case 's':
+					stdin = true
+				case 'o', 'O':
+					i++ // the option name
+				}
+			}
+		default:
+			break options
+		}
+	}
+	if cmdMode {
+		if i >= len(ws) {
+			g.a.reason(Ask, "a shell -c without a command")
 			return nil, true, kind
 		}
-		if s == "-o" || s == "+o" || s == "-O" || s == "+O" {
-			i++
-			continue
-		}
-		if strings.HasPrefix(s, "-") || strings.HasPrefix(s, "+") {
-			if s == "-s" || s == "-" {
-				break
-			}
-			continue
-		}
-		// A script file: its commands run outside the guard's view (the sandbox
-		// still applies); judged like any program, plus the read of the script.
-		return ws, false, kind
+		// The words after the script are its $0, $1 ...: the script's uses of them
+		// are dynamic claims.
+		g.payload(ws[i], st, depth)
+		return nil, true, kind
 	}
-	g.a.reason(Ask, ws[0].lit+" reads commands from standard input, which the guard cannot see")
-	return nil, true, kind
+	if stdin || i >= len(ws) {
+		g.a.reason(Ask, ws[0].lit+" reads commands from standard input, which the guard cannot see")
+		return nil, true, kind
+	}
+	// A script file: its commands run outside the guard's view (the sandbox still
+	// applies); judged like any program, plus the read of the script.
+	return ws, false, kind
 }
 
 func (g *guard) payloadWords(ws []word, st *gstate, depth int) {

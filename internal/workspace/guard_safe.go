@@ -243,6 +243,9 @@ func (g *guard) safeUse(name string, sc *safeCmd, ws []word, st *gstate) (use, s
 	}
 	rec, follow, writeOps := p.has('c'), p.has('L'), p.has('W')
 	for _, o := range p.opts {
+		if (o.def.name == "-d" || o.def.name == "--directories") && o.hasVal && (o.val.dyn || strings.HasPrefix(o.val.lit, "rec")) {
+			rec = true // grep -d recurse
+		}
 		for i := 0; i < len(o.def.eff); i++ {
 			what := name + " " + o.as
 			switch o.def.eff[i] {
@@ -294,8 +297,9 @@ func (g *guard) safeUse(name string, sc *safeCmd, ws []word, st *gstate) (use, s
 				g.claim(w, op, st, name)
 			}
 		}
-		if name == "rg" && len(operands) == 0 {
-			g.claimTree(word{lit: "."}, OpRead, st, name, false)
+		if (name == "rg" || rec) && len(operands) == 0 {
+			// With no directory named, they search the working directory.
+			g.claimTree(word{lit: "."}, OpRead, st, name, follow)
 		}
 	case opsMaybe:
 		for _, w := range operands {

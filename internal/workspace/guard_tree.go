@@ -55,11 +55,10 @@ func (g *guard) claimTree(w word, op Op, st *gstate, what string, follow bool) {
 	}
 	var stores []string
 	for _, s := range g.p.protectedStores() {
-		base := literalPrefix(s)
-		if base == c.Abs || !under(c.Abs, base) {
+		if s == c.Abs || !under(c.Abs, s) {
 			continue // the claim itself judged a store at or above the path
 		}
-		stores = append(stores, base)
+		stores = append(stores, s)
 	}
 	g.storeClaims(stores, op, fmt.Sprintf("%s %s %ss everything below it", what, w.show(), op))
 }
@@ -69,14 +68,17 @@ func (g *guard) claimTree(w word, op Op, st *gstate, what string, follow bool) {
 func (g *guard) storeClaims(stores []string, op Op, how string) {
 	worst, first, n := Allow, "", 0
 	for _, s := range stores {
+		// Judged as the pattern itself (~/.config/lovia/credentials* matches its own
+		// text), shown as its directory.
 		d, why := g.p.DecidePath(s, op)
 		if d == Allow {
 			continue
 		}
-		g.a.Claims = append(g.a.Claims, Claim{Path: s, Abs: s, Op: op, Verdict: d, Why: why})
+		base := literalPrefix(s)
+		g.a.Claims = append(g.a.Claims, Claim{Path: base, Abs: base, Op: op, Verdict: d, Why: why})
 		n++
 		if d > worst {
-			worst, first = d, fmt.Sprintf("%s, including %s: %s", how, s, why)
+			worst, first = d, fmt.Sprintf("%s, including %s: %s", how, base, why)
 		}
 	}
 	if n > 1 {
@@ -96,11 +98,10 @@ func (g *guard) globStores(pattern, dir string, op Op, st *gstate) {
 	pcomps := strings.Split(rest, "/")
 	var stores []string
 	for _, s := range g.p.protectedStores() {
-		base := literalPrefix(s)
-		if base == abs || !under(abs, base) {
+		if s == abs || !under(abs, s) {
 			continue
 		}
-		rel, _ := relInside(abs, base)
+		rel, _ := relInside(abs, s)
 		scomps := strings.Split(rel, "/")
 		match := true
 		for k := 0; k < len(pcomps) && k < len(scomps); k++ {
@@ -119,7 +120,7 @@ func (g *guard) globStores(pattern, dir string, op Op, st *gstate) {
 			}
 		}
 		if match {
-			stores = append(stores, base)
+			stores = append(stores, s)
 		}
 	}
 	g.storeClaims(stores, op, fmt.Sprintf("the pattern %s may match", pattern))
