@@ -742,4 +742,3 @@ func (g *guard) sedClaims(name string, ws []word, st *gstate) {
 		g.claim(w, op, st, name)
 	}
 }
-

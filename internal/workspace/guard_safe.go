@@ -241,7 +241,7 @@ func (g *guard) safeUse(name string, sc *safeCmd, ws []word, st *gstate) (use, s
 	if p.unknown != "" {
 		worse(useCode, fmt.Sprintf("%s is not an option of %s that the guard knows to be read-only", p.unknown, name))
 	}
-	rec, follow, writeOps := p.has('c'), p.has('L'), p.has('W')
+	rec, follow, writeOps, lists := p.has('c'), p.has('L'), p.has('W'), false
 	for _, o := range p.opts {
 		if (o.def.name == "-d" || o.def.name == "--directories") && o.hasVal && (o.val.dyn || strings.HasPrefix(o.val.lit, "rec")) {
 			rec = true // grep -d recurse
@@ -266,6 +266,8 @@ func (g *guard) safeUse(name string, sc *safeCmd, ws []word, st *gstate) (use, s
 				if o.hasVal {
 					g.claim(o.val, OpRead, st, what)
 					g.claim(word{dyn: true, src: "the files listed in " + o.val.show()}, OpRead, st, what)
+				} else {
+					lists = true // sha256sum -c: the operands list the files to read
 				}
 			case 'x':
 				worse(useCode, fmt.Sprintf("%s runs other programs or does more than read", what))
@@ -287,6 +289,14 @@ func (g *guard) safeUse(name string, sc *safeCmd, ws []word, st *gstate) (use, s
 	op := OpRead
 	if writeOps {
 		op = OpWrite
+	}
+	if lists {
+		for _, w := range operands {
+			g.claim(word{dyn: true, src: "the files listed in " + w.show()}, OpRead, st, name)
+		}
+		if len(operands) == 0 {
+			g.claim(word{dyn: true, src: "the files listed on standard input"}, OpRead, st, name)
+		}
 	}
 	switch sc.ops {
 	case opsRead, opsPattern:

@@ -62,7 +62,8 @@ func (g *guard) copyUse(name string, ws []word, st *gstate) {
 	sp := copySpecs[name]
 	p := sp.parse(ws)
 	var target *word
-	rec, follow, hard, sym, dirs := p.has('c'), p.has('L'), p.has('h') || name == "link", p.has('S'), p.has('D')
+	rec, follow, sym, dirs := p.has('c'), p.has('L'), p.has('S'), p.has('D')
+	hard := p.has('h') || name == "link" || name == "ln" && !sym
 	for _, o := range p.opts {
 		if !o.hasVal {
 			if o.def.has('x') {
