@@ -108,6 +108,9 @@ type word struct {
 	src string
 	// tree: the program reads everything below this path (find -exec's "{}").
 	tree bool
+	// unseen: known only inside another process, where nothing checks it again
+	// (the arguments xargs reads from stdin).
+	unseen bool
 }
 
 func (w word) show() string {
@@ -135,6 +138,9 @@ type guard struct {
 	// dotglob: the command may make wildcards match dot files (shopt -s dotglob,
 	// GLOBIGNORE).
 	dotglob bool
+	// unchecked > 0 while analyzing a script a child process runs (bash -c ...):
+	// the run-time check does not see its expansions.
+	unchecked int
 }
 
 func mayDotglob(s string) bool {
@@ -496,6 +502,10 @@ func (g *guard) claim(w word, op Op, st *gstate, what string) {
 		}
 		if op == OpRead && c.Verdict == Allow {
 			c.Why = ""
+		}
+		if (w.unseen || g.unchecked > 0) && c.Verdict < Ask {
+			c.Verdict = Ask
+			c.Why = fmt.Sprintf("the %s target %s is only known inside a child process, where the guard cannot check it again", what, w.show())
 		}
 	} else {
 		p := w.lit

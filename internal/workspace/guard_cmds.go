@@ -259,7 +259,7 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 				g.claim(ws[i], OpWrite, st, "lock file")
 			}
 			if i+1 < len(ws) && !ws[i+1].dyn && (ws[i+1].lit == "-c" || ws[i+1].lit == "--command") && i+2 < len(ws) {
-				g.payload(ws[i+2], st, depth)
+				g.childPayload(ws[i+2], st, depth)
 				return nil, true, kind
 			}
 			ws = tail(ws, i+1)
@@ -278,7 +278,7 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 				case o.def.has('d'):
 					g.cd(o.val, st)
 				case o.def.has('x'):
-					g.payload(o.val, st, depth)
+					g.childPayload(o.val, st, depth)
 					return nil, true, kind
 				}
 			}
@@ -328,7 +328,7 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 				rest = []word{{lit: "echo"}}
 			}
 			// The arguments arrive on stdin: unknown to the guard.
-			stdin := word{dyn: true, src: "<args from stdin>"}
+			stdin := word{dyn: true, src: "<args from stdin>", unseen: true}
 			if replace != "" {
 				for k := range rest {
 					if !rest[k].dyn && strings.Contains(rest[k].lit, replace) {
@@ -342,7 +342,9 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 		case "watch":
 			i := skipFlags(ws, 1, set("-n", "-d", "--interval"))
 			if i < len(ws) {
+				g.unchecked++ // watch runs it with sh -c
 				g.payloadWords(tail(ws, i), st, depth)
+				g.unchecked--
 			}
 			return nil, true, kind
 		case "eval":
@@ -458,7 +460,7 @@ options:
 		}
 		// The words after the script are its $0, $1 ...: the script's uses of them
 		// are dynamic claims.
-		g.payload(ws[i], st, depth)
+		g.childPayload(ws[i], st, depth)
 		return nil, true, kind
 	}
 	if stdin || i >= len(ws) {
@@ -468,6 +470,14 @@ options:
 	// A script file: its commands run outside the guard's view (the sandbox still
 	// applies); judged like any program, plus the read of the script.
 	return ws, false, kind
+}
+
+// childPayload analyzes a script another process runs (bash -c, env -S, flock -c):
+// its commands are not re-checked at run time, so what it leaves dynamic asks.
+func (g *guard) childPayload(w word, st *gstate, depth int) {
+	g.unchecked++
+	g.payload(w, st, depth)
+	g.unchecked--
 }
 
 func (g *guard) payloadWords(ws []word, st *gstate, depth int) {

@@ -64,7 +64,7 @@ roots:
 	if len(roots) == 0 {
 		roots = []word{{lit: "."}}
 	}
-	writes := false
+	writes, typed := false, false
 	type payload struct {
 		cmd  []word
 		what string
@@ -106,6 +106,9 @@ roots:
 			i++
 			args = append(args, ws[i])
 		}
+		if s == "-type" && len(args) == 1 && !args[0].dyn && !strings.Contains(args[0].lit, "l") {
+			typed = true // no symbolic links reach the command
+		}
 		switch pr.eff {
 		case "r":
 			for _, a := range args {
@@ -141,6 +144,9 @@ roots:
 	}
 	if follow && (writes || len(runs) > 0) {
 		g.a.reason(Ask, "find -L follows symbolic links; a link can lead to credential stores")
+	} else if len(runs) > 0 && !typed {
+		// The command gets symbolic links too, and opening one follows it.
+		g.a.reason(Ask, "find passes symbolic links to the command, which can lead to credential stores (add -type f to exclude them)")
 	}
 	// Each payload sees every file below each start point: "{}" stands for the tree.
 	for _, r := range runs {

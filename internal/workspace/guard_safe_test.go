@@ -245,7 +245,7 @@ var safeCommandTable = map[string][]safeCase{
 		{"find ~ -name id_rsa", Q, tr(A)}, {"find . -delete", Q, tr(A)}, {"find . -name x -delete", Q, nil},
 		{"find / -delete", D, tr(D)}, {"find . -fprint /tmp/x", D, tr(Q)}, {"find . -fprint out.txt", Q, nil},
 		{"find . -fls /tmp/x", D, nil}, {"find . -fprintf /tmp/x '%p'", D, nil}, {"find . -files0-from list", Q, nil},
-		{"find . -exec cat {} +", Q, tr(A)}, {"find ~ -exec cat {} +", D, tr(D)}, {`find . -execdir rm {} \;`, Q, nil},
+		{"find . -exec cat {} +", Q, tr(Q)}, {"find . -type f -exec cat {} +", Q, tr(A)}, {"find ~ -exec cat {} +", D, tr(D)}, {`find . -execdir rm {} \;`, Q, nil},
 		{`find . -ok rm {} \;`, Q, nil}, {"find -L . -name x", A, nil}, {"find -L . -exec cat {} +", Q, tr(Q)},
 		{"find . -maxdepth 2 -type d", A, nil}, {`find . -printf '%p\n'`, A, nil},
 		{"find . -newermt '2020-01-01'", A, nil}, {"find . -newerma /etc/hosts", Q, nil},
@@ -325,6 +325,10 @@ var routeCases = []safeCase{
 	{"taskset -c 0 rm /etc/x", D, nil}, {"ionice -c3 rm /etc/x", D, nil},
 	{"chmod --reference=src/main.go ~/.bashrc", D, tr(Q)}, {"cat ~/.ss?/id_rsa", D, tr(D)},
 	{"shopt -s dotglob; cat ~/*/id_rsa", D, nil}, {"cat ~/*/id_rsa", Q, tr(A)},
+	// Expansions inside a child shell or xargs' input are never checked again.
+	{"bash -c 'cat $HOME/.ssh/id_rsa'", Q, tr(Q)}, {"find ~ -type f | xargs cat", Q, tr(Q)},
+	{"bash -c 'cat ~/.ss*/id_rsa'", D, tr(D)}, {"cat $HOME/x", Q, tr(A)}, {"eval 'cat $HOME/x'", Q, tr(A)},
+	{"watch 'cat $F'", Q, tr(Q)}, {"env -S 'cat ${F}'", Q, tr(Q)},
 }
 
 // guardPolicy is the adversarial test configuration without its command rules.
@@ -490,6 +494,30 @@ func TestOptParse(t *testing.T) {
 		}
 		if val != c.val || len(p.operands) != c.ops || (p.unknown != "") != c.unknown {
 			t.Errorf("%q: value %q, %d operands, unknown %q; want %q, %d, %v", c.args, val, len(p.operands), p.unknown, c.val, c.ops, c.unknown)
+		}
+	}
+}
+
+// BenchmarkGuardSafeSet measures decisions that go through the no-approval set
+// without command rules (git reads the repository's config each time).
+func BenchmarkGuardSafeSet(b *testing.B) {
+	e := newTestEnv(b)
+	cfg := e.config(PresetCoding)
+	cfg.CommandRules = nil
+	p, err := NewPolicy(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmds := []string{
+		"git diff --stat && git status --short",
+		"grep -rn 'func main' src | head -20",
+		"sed -n '1,50p' src/main.go",
+		"find . -name '*.go' -newer src/main.go | sort | uniq -c",
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if a := p.AnalyzeCommand(cmds[i%len(cmds)], ""); !a.Parsed {
+			b.Fatal("not parsed")
 		}
 	}
 }

@@ -46,7 +46,7 @@ var commandCases = []struct {
 	{"find / -delete", D, D}, // deletes the credential stores too
 	{"find . -name '*.go'", A, A},
 	{"find . -name '*.tmp' -delete", Q, A},
-	{`find . -exec rm {} \;`, Q, A},
+	{`find . -exec rm {} \;`, Q, Q}, // find hands symbolic links to the command; without -type f it asks (was A)
 	{"find / -exec cat {} +", D, D}, // reads the credential stores
 	{"find src -exec rm -rf /etc \\;", D, Q},
 	{"ls | xargs rm", Q, Q},
