@@ -352,12 +352,26 @@ func (g *guard) command(c syntax.Command, st *gstate, depth int) {
 	}
 }
 
-// dangerousEnv are variables that change which code a command runs.
+// dangerousEnv are variables that change which code a command runs (or which
+// configuration, with its pagers and hooks, a program reads).
 var dangerousEnv = map[string]bool{
 	"PATH": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true,
 	"BASH_ENV": true, "ENV": true, "PROMPT_COMMAND": true, "IFS": true,
 	"GIT_SSH_COMMAND": true, "GIT_EXEC_PATH": true, "PYTHONPATH": true, "PYTHONSTARTUP": true,
 	"NODE_OPTIONS": true, "PERL5OPT": true, "RUBYOPT": true, "DYLD_INSERT_LIBRARIES": true,
+	"PAGER": true, "EDITOR": true, "VISUAL": true, "LESSOPEN": true, "LESSCLOSE": true,
+	"MANPAGER": true, "SSH_ASKPASS": true, "HOME": true, "XDG_CONFIG_HOME": true,
+	"TAR_OPTIONS": true, "RIPGREP_CONFIG_PATH": true, "GREP_OPTIONS": true, "PS1": true,
+	"PS2": true, "PS4": true, "SHELLOPTS": true, "BASHOPTS": true, "GLOBIGNORE": true,
+	"CDPATH": true, "PERL5LIB": true, "RUBYLIB": true, "NODE_PATH": true, "JQ_LIBRARY_PATH": true,
+}
+
+// DangerousVar reports variables whose value changes which code a command runs:
+// the list above, every GIT_* variable (GIT_EXTERNAL_DIFF, GIT_PAGER, GIT_CONFIG_*,
+// GIT_DIR ...) and exported bash functions (BASH_FUNC_*).
+func DangerousVar(name string) bool {
+	return dangerousEnv[name] || strings.HasPrefix(name, "GIT_") || strings.HasPrefix(name, "BASH_FUNC_") ||
+		strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_")
 }
 
 func (g *guard) assign(as *syntax.Assign, st *gstate, depth int) {
@@ -370,8 +384,18 @@ func (g *guard) assign(as *syntax.Assign, st *gstate, depth int) {
 	if as.Array != nil {
 		g.nested(as.Array, st, depth)
 	}
-	if as.Name != nil && dangerousEnv[as.Name.Value] && !as.Naked {
+	if as.Name != nil && DangerousVar(as.Name.Value) && !as.Naked {
 		g.a.reason(Ask, fmt.Sprintf("setting %s changes which programs or code run", as.Name.Value))
+	}
+	if as.Naked && as.Value != nil {
+		// export "$X=y", export GIT_PAGER=x written as one word: the name is in the word.
+		w := g.word(as.Value)
+		k, _, _ := strings.Cut(w.lit, "=")
+		if w.dyn {
+			g.a.reason(Ask, fmt.Sprintf("%s sets a variable whose name is only known at run time", w.src))
+		} else if DangerousVar(k) {
+			g.a.reason(Ask, fmt.Sprintf("setting %s changes which programs or code run", k))
+		}
 	}
 }
 

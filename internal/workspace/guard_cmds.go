@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -112,6 +113,10 @@ func (g *guard) simple(ws []word, st *gstate, depth int, text string) {
 	switch sc := safeCmds[name]; {
 	case st.funcs[ws[0].lit]:
 		judged = false
+	case !g.trustedProgram(ws[0].lit, st):
+		// ./ls or /tmp/ls: a program the agent could have written is not the
+		// read-only tool its name suggests.
+		u, judged = useCode, false
 	case sc != nil:
 		u, uwhy = g.safeUse(name, sc, ws, st)
 	case name == "find":
@@ -148,6 +153,52 @@ func (g *guard) simple(ws []word, st *gstate, depth int, text string) {
 	if !judged {
 		g.claims(name, ws, st, depth)
 	}
+}
+
+// trustedProgram reports whether a command name resolves to a program the agent
+// cannot have written: a name looked up in PATH (whose entries are not writable by
+// the agent), or an absolute path it may not write without approval.
+func (g *guard) trustedProgram(name string, st *gstate) bool {
+	if !strings.Contains(name, "/") {
+		for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+			rel := dir == "" || !filepath.IsAbs(dir) // searches the working directory
+			if !rel && !g.p.agentWritable(filepath.Clean(dir)) {
+				continue
+			}
+			if rel && st.cwd == "" {
+				return false
+			}
+			if !rel || st.cwd != "" {
+				base := dir
+				if rel {
+					base = filepath.Join(st.cwd, dir)
+				}
+				if _, err := os.Stat(filepath.Join(base, name)); err == nil {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if !filepath.IsAbs(name) {
+		return false
+	}
+	d, _ := g.p.DecidePath(g.p.Resolve(name, st.cwd), OpWrite)
+	return d != Allow
+}
+
+// agentWritable reports (lexically: PATH entries are not resolved on every command)
+// whether the agent may write in dir without approval.
+func (p *Policy) agentWritable(dir string) bool {
+	if under(p.root, dir) || p.tmp != "" && under(p.tmp, dir) {
+		return true
+	}
+	for _, w := range p.writable {
+		if under(w, dir) {
+			return true
+		}
+	}
+	return false
 }
 
 // decideConfigured is decideArgv without the session's "allow for this session"
@@ -289,7 +340,7 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 					break
 				}
 				if k, _, ok := strings.Cut(w.lit, "="); ok && k != "" && !strings.Contains(k, "/") {
-					if dangerousEnv[k] {
+					if DangerousVar(k) {
 						g.a.reason(Ask, fmt.Sprintf("setting %s changes which programs or code run", k))
 					}
 					i++

@@ -329,6 +329,12 @@ var routeCases = []safeCase{
 	{"bash -c 'cat $HOME/.ssh/id_rsa'", Q, tr(Q)}, {"find ~ -type f | xargs cat", Q, tr(Q)},
 	{"bash -c 'cat ~/.ss*/id_rsa'", D, tr(D)}, {"cat $HOME/x", Q, tr(A)}, {"eval 'cat $HOME/x'", Q, tr(A)},
 	{"watch 'cat $F'", Q, tr(Q)}, {"env -S 'cat ${F}'", Q, tr(Q)},
+	// Variables that choose the code a read-only command runs.
+	{"GIT_EXTERNAL_DIFF=./evil git diff", Q, tr(Q)}, {"export GIT_PAGER=./evil; git log", Q, tr(Q)},
+	{"PAGER=./x git log", Q, nil}, {"HOME=. git log", Q, tr(Q)}, {`export "$X=y"`, Q, tr(Q)},
+	{"env GIT_CONFIG_PARAMETERS=x git log", Q, tr(Q)}, {"env 'BASH_FUNC_ls%%=() { id; }' bash -c ls", Q, tr(Q)},
+	{"TAR_OPTIONS=--to-command=sh tar xf a.tar", Q, tr(Q)}, {"RIPGREP_CONFIG_PATH=x rg foo", Q, tr(Q)},
+	{"declare -x LESSOPEN='|sh %s'", Q, tr(Q)}, {"export FOO=bar", A, nil}, {"FOO=1 ls", A, nil},
 }
 
 // guardPolicy is the adversarial test configuration without its command rules.
@@ -426,6 +432,34 @@ func TestGuardGitConfigRisk(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A program the agent could have written is not the read-only tool its name says.
+func TestGuardSafeNameIsProgram(t *testing.T) {
+	e := newTestEnv(t)
+	p := guardPolicy(t, e, PresetCoding)
+	for _, f := range []string{filepath.Join(e.root, "ls"), filepath.Join(e.tmp, "cat")} {
+		if err := os.WriteFile(f, []byte("#!/bin/sh\nid\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(cmd string, want Decision) {
+		t.Helper()
+		if a := p.AnalyzeCommand(cmd, ""); a.Decision != want {
+			t.Errorf("PATH=%s: %q = %s, want %s (%s)", os.Getenv("PATH"), cmd, a.Decision, want, a.Explain())
+		}
+	}
+	check("./ls", Q)
+	check("ls", A)
+	check(filepath.Join(e.tmp, "cat")+" src/main.go", Q)
+	check("/bin/cat src/main.go", A)
+	check("cd src && ../ls", Q)
+	t.Setenv("PATH", ".:"+os.Getenv("PATH"))
+	check("ls", Q)
+	check("cd src && ls", A) // no ls in src
+	t.Setenv("PATH", e.tmp+":/usr/bin:/bin")
+	check("cat src/main.go", Q)
+	check("ls", A)
 }
 
 // The run-time check (expanded argv) judges the same forms.
