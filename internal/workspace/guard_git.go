@@ -218,15 +218,35 @@ func gitConfigRisk(dir string) string {
 					}
 				}
 			}
-			if r := configFileRisk(filepath.Join(gd, "config")); r != "" {
-				return r
-			}
-			return configFileRisk(filepath.Join(gd, "config.worktree"))
+			return gitDirRisk(gd)
 		}
 		if d == "/" || d == "." {
 			return ""
 		}
 	}
+}
+
+// gitDirRisk checks one git directory: its config files, the configs of its
+// submodules (git status runs git in them), and the hook that a read-only command
+// can trigger (post-index-change runs when git status refreshes the index).
+func gitDirRisk(gd string) string {
+	if _, err := os.Stat(filepath.Join(gd, "hooks", "post-index-change")); err == nil {
+		return "the repository has a post-index-change hook, which git status runs"
+	}
+	for _, f := range []string{"config", "config.worktree"} {
+		if r := configFileRisk(filepath.Join(gd, f)); r != "" {
+			return r
+		}
+	}
+	for _, pat := range []string{"modules/*/config", "modules/*/modules/*/config", "modules/*/*/config"} {
+		subs, _ := filepath.Glob(filepath.Join(gd, pat))
+		for _, sub := range subs {
+			if r := gitDirRisk(filepath.Dir(sub)); r != "" {
+				return "a submodule: " + r
+			}
+		}
+	}
+	return ""
 }
 
 // configFileRisk scans one git config file for settings that run programs.
@@ -266,7 +286,8 @@ func configFileRisk(path string) string {
 		switch section {
 		case "core":
 			risky = key == "fsmonitor" || key == "pager" || key == "editor" || key == "sshcommand" ||
-				key == "askpass" || key == "worktree" || key == "gitproxy" || key == "alternaterefscommand"
+				key == "askpass" || key == "worktree" || key == "gitproxy" || key == "alternaterefscommand" ||
+				key == "hookspath"
 		case "diff":
 			risky = key == "external" || key == "textconv" || key == "command"
 		case "gpg":

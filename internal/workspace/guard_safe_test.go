@@ -422,6 +422,8 @@ func TestGuardGitConfigRisk(t *testing.T) {
 		{"[include]\n\tpath = ../other\n", Q},
 		{"[core] worktree = /home\n", Q},
 		{"[includeIf \"gitdir:/\"]\n\tpath = x\n", Q},
+		{"[core]\n\thooksPath = ./hooks\n", Q},
+		{"[core]\n\tbare = false\n", A},
 	} {
 		if err := os.WriteFile(cfg, []byte(c.config), 0o644); err != nil {
 			t.Fatal(err)
@@ -460,6 +462,35 @@ func TestGuardSafeNameIsProgram(t *testing.T) {
 	t.Setenv("PATH", e.tmp+":/usr/bin:/bin")
 	check("cat src/main.go", Q)
 	check("ls", A)
+}
+
+// Submodules and the post-index-change hook run code on git status too.
+func TestGuardGitSubmoduleAndHookRisk(t *testing.T) {
+	e := newTestEnv(t)
+	p := guardPolicy(t, e, PresetCoding)
+	gd := filepath.Join(e.root, ".git")
+	for _, d := range []string{gd + "/hooks", gd + "/modules/sub"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(want Decision) {
+		t.Helper()
+		if a := p.AnalyzeCommand("git status", ""); a.Decision != want {
+			t.Errorf("git status = %s, want %s (%s)", a.Decision, want, a.Explain())
+		}
+	}
+	check(A)
+	if err := os.WriteFile(gd+"/modules/sub/config", []byte("[core]\n\tfsmonitor = x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check(Q)
+	os.Remove(gd + "/modules/sub/config")
+	check(A)
+	if err := os.WriteFile(gd+"/hooks/post-index-change", []byte("#!/bin/sh\nid\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	check(Q)
 }
 
 // The run-time check (expanded argv) judges the same forms.
