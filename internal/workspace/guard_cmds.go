@@ -600,6 +600,13 @@ func (g *guard) cd(w word, st *gstate) {
 	st.cwd = g.p.Resolve(w.lit, st.cwd)
 }
 
+// writeKeys are long options of programs the guard has no table for whose value
+// is (most likely) a path written.
+var writeKeys = set("--output", "--out", "--output-file", "--log-file", "--output-dir", "--outdir",
+	"--out-dir", "--target-dir", "--target-directory", "--prefix", "--install-dir", "--dest",
+	"--destination", "--log", "--outfile", "--output-document", "--directory-prefix", "--temp-dir",
+	"--tmpdir", "--backup-dir", "--cache-dir", "--build-dir", "--dump", "--save")
+
 // pathLike reports whether an argument names a file: anything with a slash, a
 // leading dot or tilde.
 func pathLike(s string) bool {
@@ -619,7 +626,7 @@ func (g *guard) maybePath(w word, st *gstate, force bool) {
 	if strings.HasPrefix(s, "-") {
 		if k, v, ok := strings.Cut(s, "="); ok && strings.HasPrefix(k, "--") && pathLike(v) {
 			op := OpRead
-			if k == "--output" || k == "--out" || k == "--output-file" || k == "--log-file" {
+			if writeKeys[k] {
 				op = OpWrite
 			}
 			g.claim(word{lit: v}, op, st, k)
@@ -734,6 +741,9 @@ func (g *guard) claims(name string, ws []word, st *gstate, depth int) {
 			}
 		}
 		g.claim(dir, OpWrite, st, "unzip")
+	case inPlace[name] != nil:
+		g.inPlaceUse(name, ws, st)
+		return
 	case name == "curl" || name == "wget":
 		g.netUse(name, ws, st)
 		return
@@ -741,9 +751,13 @@ func (g *guard) claims(name string, ws []word, st *gstate, depth int) {
 	force := fileArgs[name]
 	for i := 1; i < len(ws); i++ {
 		w := ws[i]
-		if !w.dyn && (w.lit == "-o" || w.lit == "--output") && i+1 < len(ws) && (ws[i+1].dyn || pathLike(ws[i+1].lit)) {
+		if !w.dyn && (w.lit == "-o" || writeKeys[w.lit]) && i+1 < len(ws) && (ws[i+1].dyn || pathLike(ws[i+1].lit)) {
 			g.claim(ws[i+1], OpWrite, st, name+" "+w.lit)
 			i++
+			continue
+		}
+		if !w.dyn && strings.HasPrefix(w.lit, "-o") && !strings.HasPrefix(w.lit, "--") && pathLike(w.lit[2:]) {
+			g.claim(word{lit: w.lit[2:]}, OpWrite, st, name+" -o") // -o/path
 			continue
 		}
 		g.maybePath(w, st, force)

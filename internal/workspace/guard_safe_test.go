@@ -334,7 +334,15 @@ var routeCases = []safeCase{
 	{"PAGER=./x git log", Q, nil}, {"HOME=. git log", Q, tr(Q)}, {`export "$X=y"`, Q, tr(Q)},
 	{"env GIT_CONFIG_PARAMETERS=x git log", Q, tr(Q)}, {"env 'BASH_FUNC_ls%%=() { id; }' bash -c ls", Q, tr(Q)},
 	{"TAR_OPTIONS=--to-command=sh tar xf a.tar", Q, tr(Q)}, {"RIPGREP_CONFIG_PATH=x rg foo", Q, tr(Q)},
-	{"declare -x LESSOPEN='|sh %s'", Q, tr(Q)}, {"export FOO=bar", A, nil}, {"FOO=1 ls", A, nil},
+	{"declare -x LESSOPEN='|sh %s'", Q, tr(Q)},
+	// Programs outside the set that write the files they are given.
+	{"gzip /etc/x", D, tr(Q)}, {"gzip -c /etc/hosts", Q, tr(A)}, {"gunzip -k a.gz", Q, tr(A)},
+	{"xz -d /etc/x.xz", D, tr(Q)}, {"zstd -r ~", D, tr(D)}, {"split a /etc/x", D, tr(Q)}, {"split a", Q, tr(A)},
+	{"split --filter=sh a", Q, tr(Q)}, {"csplit -f /etc/x a 1", D, tr(Q)}, {"patch /etc/x p.diff", D, tr(Q)},
+	{"patch -p1 < p.diff", Q, tr(Q)}, {"patch -o out.c a.c p.diff", Q, tr(A)}, {"patch -d /etc -p1 < p.diff", Q, tr(Q)},
+	{"dos2unix /etc/x", D, tr(Q)}, {"dos2unix -n a /etc/x", D, tr(Q)}, {"sponge /etc/x", D, tr(Q)},
+	{"iconv -f utf8 -t ascii -o /etc/x a", D, tr(Q)}, {"iconv -o/etc/x a", D, tr(Q)},
+	{"foo --output-dir=/etc/x", D, tr(Q)}, {"export FOO=bar", A, nil}, {"FOO=1 ls", A, nil},
 }
 
 // guardPolicy is the adversarial test configuration without its command rules.

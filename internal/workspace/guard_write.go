@@ -143,3 +143,121 @@ func remote(name string, w word) bool {
 	host, _, ok := strings.Cut(w.lit, ":")
 	return ok && !strings.Contains(host, "/")
 }
+
+// inPlace are programs that write the files they are given (compressors replace
+// them, dos2unix converts them) or an output named by an operand (split, csplit):
+// parsed here so the guard sees those writes without the sandbox.
+var inPlace = map[string]*optSpec{
+	"gzip": compressSpec, "gunzip": compressSpec, "pigz": compressSpec, "bzip2": compressSpec,
+	"bunzip2": compressSpec, "xz": compressSpec, "unxz": compressSpec, "lzma": compressSpec,
+	"unlzma": compressSpec, "zstd": compressSpec, "unzstd": compressSpec, "lz4": compressSpec,
+	"dos2unix": opts("+exact -n:n -o -q -k -f -s -c= -u -v -h -V --newfile:n --oldfile --quiet --keepdate --force --safe --help --version"),
+	"unix2dos": opts("+exact -n:n -o -q -k -f -s -c= -u -v -h -V --newfile:n --oldfile --quiet --keepdate --force --safe --help --version"),
+	"split": opts(`-a= -b= -C= -d -x --numeric-suffixes? --hex-suffixes? -e -l= -n= -t= -u --verbose
+		--suffix-length= --additional-suffix= --bytes= --line-bytes= --elide-empty-files
+		--lines= --number= --separator= --unbuffered --filter=x --help --version`),
+	"csplit": opts(`-b= -f= -k -n= -s -q -z --suffix-format= --prefix= --keep-files --suppress-matched
+		--digits= --quiet --silent --elide-empty-files --help --version`),
+	"sponge": opts("-a"),
+	"patch": opts(`-b -B= -c -d=d -D= -e -E -f -F= -g= -i=r -l -n -N -o=w -p= -r=w -R -s -t -T -u -v -V=
+		-x= -Y= -z= -Z --backup --prefix= --context --directory=d --ifdef= --ed --remove-empty-files
+		--force --fuzz= --get= --input=r --ignore-whitespace --normal --forward --output=w
+		--strip= --reject-file=w --reverse --silent --quiet --batch --set-time --unified
+		--version-control= --basename-prefix= --debug= --suffix= --set-utc --dry-run --verbose
+		--posix --binary --follow-symlinks --merge? --quoting-style= --read-only= --reject-format=
+		--no-backup-if-mismatch --backup-if-mismatch --help --version`),
+}
+
+var compressSpec = opts(`-c:c -k -d -f -l:c -t:c -q -v -r:R -n -N -S= -1 -2 -3 -4 -5 -6 -7 -8 -9 -T= -z -e
+	-0 --stdout:c --to-stdout:c --keep --decompress --uncompress --force --list:c --test:c --quiet
+	--verbose --recursive:R --no-name --name --suffix= --fast --best --threads= --rsyncable
+	--synchronous --help --version`)
+
+func (g *guard) inPlaceUse(name string, ws []word, st *gstate) {
+	p := inPlace[name].parse(ws)
+	if p.unknown != "" {
+		g.a.reason(Ask, fmt.Sprintf("%s is not an option of %s the guard knows", p.unknown, name))
+	}
+	st = st.copy()
+	for _, o := range p.opts {
+		switch {
+		case o.def.has('x'):
+			g.a.reason(Ask, fmt.Sprintf("%s %s runs another program", name, o.as))
+		case !o.hasVal:
+		case o.def.has('w'):
+			g.claim(o.val, OpWrite, st, name+" "+o.as)
+		case o.def.has('r'):
+			g.claim(o.val, OpRead, st, name+" "+o.as)
+		case o.def.has('d'):
+			g.cd(o.val, st)
+		}
+	}
+	ops := p.operands
+	switch name {
+	case "split":
+		// split [INPUT [PREFIX]]: the pieces are written next to the prefix.
+		if len(ops) > 0 {
+			g.claim(ops[0], OpRead, st, name)
+		}
+		prefix := word{lit: "x"}
+		if len(ops) > 1 {
+			prefix = ops[1]
+		}
+		g.claim(prefix, OpWrite, st, name+" output")
+	case "csplit":
+		if len(ops) > 0 {
+			g.claim(ops[0], OpRead, st, name)
+		}
+		prefix := word{lit: "xx"}
+		for _, o := range p.opts {
+			if (o.def.name == "-f" || o.def.name == "--prefix") && o.hasVal {
+				prefix = o.val
+			}
+		}
+		g.claim(prefix, OpWrite, st, name+" output")
+	case "sponge":
+		for _, w := range ops {
+			g.claim(w, OpWrite, st, name)
+		}
+	case "patch":
+		if p.has('w') {
+			// -o FILE: the original is only read.
+			if len(ops) > 0 {
+				g.claim(ops[0], OpRead, st, name)
+			}
+		} else if len(ops) > 0 {
+			g.claim(ops[0], OpWrite, st, name)
+		} else {
+			g.claim(word{dyn: true, src: "the files the patch names"}, OpWrite, st, name)
+		}
+		if len(ops) > 1 {
+			g.claim(ops[1], OpRead, st, name+" patch")
+		}
+	case "dos2unix", "unix2dos":
+		if p.has('n') {
+			for i, w := range ops {
+				op := OpRead
+				if i%2 == 1 {
+					op = OpWrite
+				}
+				g.claim(w, op, st, name)
+			}
+			return
+		}
+		for _, w := range ops {
+			g.claim(w, OpWrite, st, name)
+		}
+	default: // compressors
+		op := OpWrite
+		if p.has('c') {
+			op = OpRead // to stdout, listing or testing: the files stay
+		}
+		for _, w := range ops {
+			if p.has('R') {
+				g.claimTree(w, op, st, name, false)
+			} else {
+				g.claim(w, op, st, name)
+			}
+		}
+	}
+}
