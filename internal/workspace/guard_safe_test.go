@@ -594,3 +594,40 @@ func BenchmarkGuardSafeSet(b *testing.B) {
 		}
 	}
 }
+
+// FuzzGuardSafe: the option parsers and the sed parser never panic, and a command
+// line that the guard allows under coding never writes outside or reads a
+// credential store by its claims.
+func FuzzGuardSafe(f *testing.F) {
+	for _, cases := range safeCommandTable {
+		for _, c := range cases {
+			f.Add(c.cmd)
+		}
+	}
+	for _, c := range routeCases {
+		f.Add(c.cmd)
+	}
+	e := newTestEnv(f)
+	cfg := e.config(PresetCoding)
+	cfg.CommandRules = nil
+	p, err := NewPolicy(cfg)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		a := p.AnalyzeCommand(cmd, "")
+		sc := sedScript{src: cmd}
+		sc.parse()
+		if a.Decision != Allow {
+			return
+		}
+		for _, c := range a.Claims {
+			if c.Verdict != Allow {
+				t.Fatalf("%q allowed with claim %+v", cmd, c)
+			}
+			if c.Op == OpWrite && c.Abs != "" && !p.Inside(c.Abs) && !under(e.tmp, c.Abs) && !isStream(c.Abs) {
+				t.Fatalf("%q allowed writing %s", cmd, c.Abs)
+			}
+		}
+	})
+}
