@@ -108,6 +108,11 @@ type word struct {
 	src string
 	// pipe: a process substitution, which the shell turns into a pipe of its own.
 	pipe bool
+	// tree: the program reads everything below this path (find -exec's "{}").
+	tree bool
+	// unseen: known only inside another process, where nothing checks it again
+	// (the arguments xargs reads from stdin).
+	unseen bool
 }
 
 func (w word) show() string {
@@ -132,6 +137,16 @@ type guard struct {
 	p   *Policy
 	a   *Analysis
 	src string
+	// dotglob: the command may make wildcards match dot files (shopt -s dotglob,
+	// GLOBIGNORE).
+	dotglob bool
+	// unchecked > 0 while analyzing a script a child process runs (bash -c ...):
+	// the run-time check does not see its expansions.
+	unchecked int
+}
+
+func mayDotglob(s string) bool {
+	return strings.Contains(s, "dotglob") || strings.Contains(s, "GLOBIGNORE")
 }
 
 // AnalyzeCommand is the static guard: it parses cmd, splits it into simple commands,
@@ -157,7 +172,7 @@ func (p *Policy) AnalyzeCommand(cmd, cwd string) *Analysis {
 		return a
 	}
 	a.Parsed = true
-	g := &guard{p: p, a: a, src: cmd}
+	g := &guard{p: p, a: a, src: cmd, dotglob: mayDotglob(cmd)}
 	st := &gstate{cwd: cwd, funcs: map[string]bool{}}
 	g.stmts(f.Stmts, st, 0)
 	if p.name == PresetReadonly {
@@ -173,6 +188,7 @@ func (p *Policy) AnalyzeArgv(argv []string, cwd string) *Analysis {
 	ws := make([]word, len(argv))
 	for i, s := range argv {
 		ws[i] = word{lit: s}
+		g.dotglob = g.dotglob || mayDotglob(s)
 	}
 	g.simple(ws, &gstate{cwd: cwd, funcs: map[string]bool{}}, 0, strings.Join(argv, " "))
 	if p.name == PresetReadonly {
@@ -338,12 +354,26 @@ func (g *guard) command(c syntax.Command, st *gstate, depth int) {
 	}
 }
 
-// dangerousEnv are variables that change which code a command runs.
+// dangerousEnv are variables that change which code a command runs (or which
+// configuration, with its pagers and hooks, a program reads).
 var dangerousEnv = map[string]bool{
 	"PATH": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true,
 	"BASH_ENV": true, "ENV": true, "PROMPT_COMMAND": true, "IFS": true,
 	"GIT_SSH_COMMAND": true, "GIT_EXEC_PATH": true, "PYTHONPATH": true, "PYTHONSTARTUP": true,
 	"NODE_OPTIONS": true, "PERL5OPT": true, "RUBYOPT": true, "DYLD_INSERT_LIBRARIES": true,
+	"PAGER": true, "EDITOR": true, "VISUAL": true, "LESSOPEN": true, "LESSCLOSE": true,
+	"MANPAGER": true, "SSH_ASKPASS": true, "HOME": true, "XDG_CONFIG_HOME": true,
+	"TAR_OPTIONS": true, "RIPGREP_CONFIG_PATH": true, "GREP_OPTIONS": true, "PS1": true,
+	"PS2": true, "PS4": true, "SHELLOPTS": true, "BASHOPTS": true, "GLOBIGNORE": true,
+	"CDPATH": true, "PERL5LIB": true, "RUBYLIB": true, "NODE_PATH": true, "JQ_LIBRARY_PATH": true,
+}
+
+// DangerousVar reports variables whose value changes which code a command runs:
+// the list above, every GIT_* variable (GIT_EXTERNAL_DIFF, GIT_PAGER, GIT_CONFIG_*,
+// GIT_DIR ...) and exported bash functions (BASH_FUNC_*).
+func DangerousVar(name string) bool {
+	return dangerousEnv[name] || strings.HasPrefix(name, "GIT_") || strings.HasPrefix(name, "BASH_FUNC_") ||
+		strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_")
 }
 
 func (g *guard) assign(as *syntax.Assign, st *gstate, depth int) {
@@ -356,8 +386,18 @@ func (g *guard) assign(as *syntax.Assign, st *gstate, depth int) {
 	if as.Array != nil {
 		g.nested(as.Array, st, depth)
 	}
-	if as.Name != nil && dangerousEnv[as.Name.Value] && !as.Naked {
+	if as.Name != nil && DangerousVar(as.Name.Value) && !as.Naked {
 		g.a.reason(Ask, fmt.Sprintf("setting %s changes which programs or code run", as.Name.Value))
+	}
+	if as.Naked && as.Value != nil {
+		// export "$X=y", export GIT_PAGER=x written as one word: the name is in the word.
+		w := g.word(as.Value)
+		k, _, _ := strings.Cut(w.lit, "=")
+		if w.dyn {
+			g.a.reason(Ask, fmt.Sprintf("%s sets a variable whose name is only known at run time", w.src))
+		} else if DangerousVar(k) {
+			g.a.reason(Ask, fmt.Sprintf("setting %s changes which programs or code run", k))
+		}
 	}
 }
 
@@ -468,6 +508,11 @@ const globMeta = "*?["
 
 // claim records a path use and merges its decision.
 func (g *guard) claim(w word, op Op, st *gstate, what string) {
+	if w.tree {
+		w.tree = false
+		g.claimTree(w, op, st, what, false)
+		return
+	}
 	c := Claim{Op: op}
 	if w.pipe || !w.dyn && isStream(w.lit) {
 		c.Path, c.Abs = w.lit, w.lit
@@ -484,6 +529,10 @@ func (g *guard) claim(w word, op Op, st *gstate, what string) {
 		if op == OpRead && c.Verdict == Allow {
 			c.Why = ""
 		}
+		if (w.unseen || g.unchecked > 0) && c.Verdict < Ask {
+			c.Verdict = Ask
+			c.Why = fmt.Sprintf("the %s target %s is only known inside a child process, where the guard cannot check it again", what, w.show())
+		}
 	} else {
 		p := w.lit
 		if i := strings.IndexAny(p, globMeta); i >= 0 {
@@ -497,6 +546,11 @@ func (g *guard) claim(w word, op Op, st *gstate, what string) {
 		}
 		if p == "" {
 			p = "."
+		}
+		if p != w.lit {
+			// A glob can name a credential store its directory part does not show
+			// (~/.ss*/id_rsa): judge the stores it may match.
+			g.globStores(w.lit, p, op, st)
 		}
 		c.Path = w.lit
 		c.Abs, c.Verdict, c.Why = g.p.Judge(p, st.cwd, op)

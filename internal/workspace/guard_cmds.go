@@ -2,19 +2,10 @@ package workspace
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
-
-// safeCommands only read (their path arguments are still judged as reads) and run
-// no other programs, so they do not need the shell's default "ask".
-var safeCommands = set("ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "pwd",
-	"echo", "printf", "true", "false", "test", "[", "stat", "file", "diff", "cmp", "tree", "du",
-	"df", "which", "type", "basename", "dirname", "realpath", "readlink", "date", "whoami",
-	"uname", "id", "cut", "tr", "uniq", "nl", "tac", "rev", "od", "xxd", "hexdump", "strings",
-	"md5sum", "sha1sum", "sha256sum", "sha512sum", "jq", "seq", "sleep", "cd", "pushd", "popd",
-	":", "exit", "return", "shift", "set", "unset", "export", "local", "wait", "column", "find",
-	"command", "sed", "sort", "printenv")
 
 // noPathArgs never treat their arguments as files.
 var noPathArgs = set("echo", "printf", "true", "false", ":", "exit", "return", "shift", "set",
@@ -29,14 +20,14 @@ var fileArgs = set("cat", "head", "tail", "less", "more", "wc", "sort", "uniq", 
 	"bat", "tree", "readlink", "realpath", "column", "paste", "join", "comm", "split")
 
 // writeArgs write every non-flag argument.
-var writeArgs = set("rm", "rmdir", "unlink", "shred", "touch", "mkdir", "truncate", "tee", "mv",
+var writeArgs = set("rm", "rmdir", "unlink", "shred", "touch", "mkdir", "truncate", "tee",
 	"mkfifo", "mknod")
 
 // modeFirst take a mode/owner first, then files they modify.
 var modeFirst = set("chmod", "chown", "chgrp", "setfacl", "chattr")
 
 // copyCmds write their last argument (or -t DIR) and read the others.
-var copyCmds = set("cp", "install", "rsync", "ln", "link", "scp")
+var copyCmds = set("cp", "mv", "install", "rsync", "ln", "link", "scp")
 
 var shells = set("sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox")
 
@@ -49,10 +40,6 @@ var multiTools = set("git", "go", "npm", "npx", "pnpm", "yarn", "cargo", "docker
 	"./gradlew", "dotnet", "helm", "terraform", "apt", "apt-get", "brew", "systemctl", "gh",
 	"bun", "deno", "rustup", "composer", "just", "task", "nix", "conda", "mix", "swift", "zig",
 	"stack", "cabal", "tox", "nox", "pytest", "bazel", "cmake", "ninja", "sqlite3")
-
-// gitReadOnly are git subcommands that do not modify the repository.
-var gitReadOnly = set("status", "log", "diff", "show", "rev-parse", "ls-files", "blame", "grep",
-	"describe", "shortlog", "cat-file", "ls-tree", "reflog", "whatchanged", "help", "version")
 
 func set(xs ...string) map[string]bool {
 	m := make(map[string]bool, len(xs))
@@ -116,22 +103,128 @@ func (g *guard) simple(ws []word, st *gstate, depth int, text string) {
 		}
 	}
 	d, why, ruled := g.p.decideArgv(argv)
-	if !ruled && safeCommands[name] && g.safeUse(name, ws) {
-		d, why = Allow, ""
-	}
-	if st.funcs[ws[0].lit] {
-		d, why = Allow, "" // a function defined in this command: its body was analyzed
-		sub.Prefix = ""
-	}
-	if d != Allow {
-		g.a.reason(d, fmt.Sprintf("%s: %s", strings.Join(prefixWords(ws, 2), " "), why))
-	}
-
 	if st.cwd != "" && !g.p.Inside(st.cwd) && name != "cd" && name != "pushd" {
 		// Running in a directory outside the root reads it, whatever the arguments.
 		g.claim(word{lit: "."}, OpRead, st, "working directory")
 	}
-	g.claims(name, ws, st, depth)
+	// The no-approval set: read-only programs whose every option is known. They
+	// record their own path claims.
+	u, uwhy, judged := useSafe, "", true
+	switch sc := safeCmds[name]; {
+	case st.funcs[ws[0].lit]:
+		judged = false
+	case !g.trustedProgram(ws[0].lit, st):
+		// ./ls or /tmp/ls: a program the agent could have written is not the
+		// read-only tool its name suggests.
+		u, judged = useCode, false
+	case sc != nil:
+		u, uwhy = g.safeUse(name, sc, ws, st)
+	case name == "find":
+		u, uwhy = g.findUse(ws, st, depth)
+	case name == "git":
+		u, uwhy = g.gitUse(ws, st, !ruled)
+	case safeBuiltins[name]:
+		if name == "command" && !(len(ws) > 1 && !ws[1].dyn && (ws[1].lit == "-v" || ws[1].lit == "-V")) {
+			u, uwhy = useCode, "command runs another command"
+		}
+		judged = false
+	default:
+		u, judged = useCode, false
+	}
+	switch {
+	case st.funcs[ws[0].lit]:
+		d, why = Allow, "" // a function defined in this command: its body was analyzed
+		sub.Prefix = ""
+	case u == useSafe:
+		if !ruled {
+			d, why = Allow, ""
+		}
+	case u == useCode && judged:
+		// Running code or an option the guard does not know: an "allow for this
+		// session" given for another use of the program does not cover it.
+		d, why, _ = g.p.decideConfigured(argv)
+	}
+	if d != Allow {
+		if uwhy != "" {
+			why += " (" + uwhy + ")"
+		}
+		g.a.reason(d, fmt.Sprintf("%s: %s", strings.Join(prefixWords(ws, 2), " "), why))
+	}
+	if !judged {
+		g.claims(name, ws, st, depth)
+	}
+}
+
+// trustedProgram reports whether a command name resolves to a program the agent
+// cannot have written: a name looked up in PATH (whose entries are not writable by
+// the agent), or an absolute path it may not write without approval.
+func (g *guard) trustedProgram(name string, st *gstate) bool {
+	if !strings.Contains(name, "/") {
+		for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+			rel := dir == "" || !filepath.IsAbs(dir) // searches the working directory
+			if !rel && !g.p.agentWritable(filepath.Clean(dir)) {
+				continue
+			}
+			if rel && st.cwd == "" {
+				return false
+			}
+			if !rel || st.cwd != "" {
+				base := dir
+				if rel {
+					base = filepath.Join(st.cwd, dir)
+				}
+				if _, err := os.Stat(filepath.Join(base, name)); err == nil {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if !filepath.IsAbs(name) {
+		return false
+	}
+	d, _ := g.p.DecidePath(g.p.Resolve(name, st.cwd), OpWrite)
+	return d != Allow
+}
+
+// agentWritable reports (lexically: PATH entries are not resolved on every command)
+// whether the agent may write in dir without approval.
+func (p *Policy) agentWritable(dir string) bool {
+	if under(p.root, dir) || p.tmp != "" && under(p.tmp, dir) {
+		return true
+	}
+	for _, w := range p.writable {
+		if under(w, dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// decideConfigured is decideArgv without the session's "allow for this session"
+// grants: the configured command rules, or the preset's default.
+func (p *Policy) decideConfigured(argv []string) (Decision, string, bool) {
+	if p.name == PresetReadonly {
+		return Deny, "the readonly policy runs no commands", false
+	}
+	best, bestLen, why := p.preset.Shell, 0, fmt.Sprintf("commands %s by default under the %s policy", p.preset.Shell.phrasePlural(), p.name)
+	for _, r := range p.cmdRules {
+		if len(r.words) > len(argv) || len(r.words) < bestLen {
+			continue
+		}
+		ok := true
+		for i, w := range r.words {
+			if argv[i] != w && !(i == 0 && filepath.Base(argv[0]) == w) {
+				ok = false
+				break
+			}
+		}
+		if ok && (len(r.words) > bestLen || r.decision > best) {
+			best, bestLen = r.decision, len(r.words)
+			why = fmt.Sprintf("%s rule %q says %s", r.source, strings.Join(r.words, " "), r.decision)
+		}
+	}
+	return best, why, bestLen > 0
 }
 
 func prefixWords(ws []word, n int) []string {
@@ -143,44 +236,6 @@ func prefixWords(ws []word, n int) []string {
 		out = append(out, w.show())
 	}
 	return out
-}
-
-// safeUse rejects the options with which otherwise read-only tools run programs or write.
-func (g *guard) safeUse(name string, ws []word) bool {
-	for _, w := range ws[1:] {
-		if w.dyn {
-			continue
-		}
-		s := w.lit
-		switch {
-		case name == "rg" && (strings.HasPrefix(s, "--pre") || s == "-z" || s == "--search-zip"):
-			return false
-		case name == "find" && (strings.HasPrefix(s, "-exec") || strings.HasPrefix(s, "-ok") || s == "-delete" || strings.HasPrefix(s, "-fprint") || s == "-fls"):
-			return false
-		}
-	}
-	if name == "sed" {
-		// Read-only only without -i and without w/W/e commands in the script.
-		if hasFlagChar(ws, 'i') {
-			return false
-		}
-		for _, w := range ws[1:] {
-			if w.dyn || !strings.HasPrefix(w.lit, "-") && strings.ContainsAny(w.lit, "wWe") {
-				return false
-			}
-		}
-	}
-	if name == "sort" {
-		for _, w := range ws[1:] {
-			if w.dyn || w.lit == "-o" || strings.HasPrefix(w.lit, "--output") || strings.HasPrefix(w.lit, "--compress") {
-				return false
-			}
-		}
-	}
-	if name == "command" {
-		return len(ws) > 1 && !ws[1].dyn && (ws[1].lit == "-v" || ws[1].lit == "-V")
-	}
-	return true
 }
 
 // prefixFor derives the session rule for a command: the program, plus its subcommand
@@ -239,46 +294,23 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 		}
 		name := filepath.Base(ws[0].lit)
 		switch name {
-		case "timeout":
-			i := skipFlags(ws, 1, set("-s", "-k", "--signal", "--kill-after"))
-			ws = tail(ws, i+1) // the duration
-		case "time":
-			i := 1
-			for i < len(ws) && !ws[i].dyn && strings.HasPrefix(ws[i].lit, "-") {
-				if ws[i].lit == "-o" && i+1 < len(ws) {
-					g.claim(ws[i+1], OpWrite, st, "time -o")
-					i++
-				} else if ws[i].lit == "-f" {
-					i++
-				}
-				i++
+		case "timeout", "nice", "stdbuf", "ionice", "setsid", "time", "chrt", "taskset":
+			rest, ok := g.wrapper(name, ws, st)
+			if !ok {
+				return ws, false, kind // not running a command (chrt -p)
 			}
-			ws = tail(ws, i)
-		case "nice":
-			ws = tail(ws, skipFlags(ws, 1, set("-n", "--adjustment")))
-		case "ionice":
-			ws = tail(ws, skipFlags(ws, 1, set("-c", "-n", "-p", "-P", "-u", "--class", "--classdata")))
-		case "nohup", "builtin", "unbuffer", "caffeinate":
+			ws = rest
+		case "nohup", "builtin", "unbuffer", "caffeinate", "busybox":
 			ws = tail(ws, 1)
-		case "setsid":
-			ws = tail(ws, skipFlags(ws, 1, nil))
 		case "exec":
 			ws = tail(ws, skipFlags(ws, 1, set("-a")))
-		case "stdbuf":
-			ws = tail(ws, skipFlags(ws, 1, set("-i", "-o", "-e")))
-		case "taskset":
-			i := skipFlags(ws, 1, nil)
-			ws = tail(ws, i+1) // the mask or cpu list
-		case "chrt":
-			i := skipFlags(ws, 1, nil)
-			ws = tail(ws, i+1) // the priority
 		case "flock":
 			i := skipFlags(ws, 1, set("-w", "-E", "--timeout", "--conflict-exit-code"))
 			if i < len(ws) {
 				g.claim(ws[i], OpWrite, st, "lock file")
 			}
 			if i+1 < len(ws) && !ws[i+1].dyn && (ws[i+1].lit == "-c" || ws[i+1].lit == "--command") && i+2 < len(ws) {
-				g.payload(ws[i+2], st, depth)
+				g.childPayload(ws[i+2], st, depth)
 				return nil, true, kind
 			}
 			ws = tail(ws, i+1)
@@ -288,36 +320,27 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 			}
 			ws = tail(ws, skipFlags(ws, 1, nil))
 		case "env":
-			i := 1
-			for i < len(ws) {
-				w := ws[i]
+			p := wrapperSpecs["env"].parse(ws)
+			if p.unknown != "" {
+				g.a.reason(Ask, fmt.Sprintf("env %s is not an option the guard knows", p.unknown))
+			}
+			for _, o := range p.opts {
+				switch {
+				case o.def.has('d'):
+					g.cd(o.val, st)
+				case o.def.has('x'):
+					g.childPayload(o.val, st, depth)
+					return nil, true, kind
+				}
+			}
+			i := 0
+			for i < len(p.operands) {
+				w := p.operands[i]
 				if w.dyn {
 					break
 				}
-				s := w.lit
-				if s == "-u" || s == "--unset" {
-					i += 2
-					continue
-				}
-				if s == "-C" || s == "--chdir" {
-					if i+1 < len(ws) {
-						g.cd(ws[i+1], st)
-					}
-					i += 2
-					continue
-				}
-				if s == "-S" || s == "--split-string" {
-					if i+1 < len(ws) {
-						g.payload(ws[i+1], st, depth)
-					}
-					return nil, true, kind
-				}
-				if strings.HasPrefix(s, "-") {
-					i++
-					continue
-				}
-				if k, _, ok := strings.Cut(s, "="); ok && k != "" && !strings.Contains(k, "/") {
-					if dangerousEnv[k] {
+				if k, _, ok := strings.Cut(w.lit, "="); ok && k != "" && !strings.Contains(k, "/") {
+					if DangerousVar(k) {
 						g.a.reason(Ask, fmt.Sprintf("setting %s changes which programs or code run", k))
 					}
 					i++
@@ -325,28 +348,38 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 				}
 				break
 			}
-			ws = tail(ws, i)
+			ws = p.operands[i:]
 		case "sudo", "doas", "run0", "pkexec":
 			g.a.reason(Ask, name+" runs the command as another user (outside the workspace policy)")
 			kind = "sudo"
 			i := skipFlags(ws, 1, set("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group"))
 			ws = tail(ws, i)
 		case "xargs":
+			p := wrapperSpecs["xargs"].parse(ws)
+			if p.unknown != "" {
+				g.a.reason(Ask, fmt.Sprintf("xargs %s is not an option the guard knows", p.unknown))
+			}
 			replace := ""
-			for k := 1; k < len(ws); k++ {
-				if !ws[k].dyn && (ws[k].lit == "-I" || ws[k].lit == "--replace") && k+1 < len(ws) && !ws[k+1].dyn {
-					replace = ws[k+1].lit
-				} else if !ws[k].dyn && strings.HasPrefix(ws[k].lit, "-I") && len(ws[k].lit) > 2 {
-					replace = ws[k].lit[2:]
+			for _, o := range p.opts {
+				switch {
+				case o.def.has('I'):
+					replace = "{}"
+					if o.hasVal {
+						if o.val.dyn {
+							g.a.reason(Ask, "the xargs replacement string is only known at run time")
+						}
+						replace = o.val.lit
+					}
+				case o.def.has('r') && o.hasVal:
+					g.claim(o.val, OpRead, st, "xargs "+o.as)
 				}
 			}
-			i := skipFlags(ws, 1, set("-I", "-n", "-P", "-L", "-d", "-s", "-E", "-a", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--replace"))
-			rest := append([]word(nil), tail(ws, i)...)
+			rest := append([]word(nil), p.operands...)
 			if len(rest) == 0 {
 				rest = []word{{lit: "echo"}}
 			}
 			// The arguments arrive on stdin: unknown to the guard.
-			stdin := word{dyn: true, src: "<args from stdin>"}
+			stdin := word{dyn: true, src: "<args from stdin>", unseen: true}
 			if replace != "" {
 				for k := range rest {
 					if !rest[k].dyn && strings.Contains(rest[k].lit, replace) {
@@ -360,7 +393,9 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 		case "watch":
 			i := skipFlags(ws, 1, set("-n", "-d", "--interval"))
 			if i < len(ws) {
+				g.unchecked++ // watch runs it with sh -c
 				g.payloadWords(tail(ws, i), st, depth)
+				g.unchecked--
 			}
 			return nil, true, kind
 		case "eval":
@@ -376,40 +411,124 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 	return ws, false, kind
 }
 
-// shell handles sh/bash/...: -c payloads are parsed recursively; a script is a read;
-// commands from stdin are unknown.
+// wrapperSpecs are the options of programs that run another command.
+var wrapperSpecs = map[string]*optSpec{
+	"timeout": opts("+posix -k= --kill-after= -s= --signal= -v --verbose --foreground --preserve-status -p --help --version"),
+	"nice":    opts("+posix +num -n= --adjustment= --help --version"),
+	"stdbuf":  opts("+posix -i= -o= -e= --input= --output= --error= --help --version"),
+	"ionice":  opts("+posix -c= -n= -p= -P= -u= -t --class= --classdata= --pid= --pgid= --uid= --ignore --help --version"),
+	"setsid":  opts("+posix -c -f -w --ctty --fork --wait --help --version"),
+	"time":    opts("+posix -o=w --output=w -a --append -f= --format= -p --portability -v --verbose -q --quiet --help --version"),
+	"chrt":    opts("+posix -a -b -d -e -f -i -m -o -p -r -R -v -T= -P= -D= --all-tasks --batch --deadline --ext --fifo --idle --max --other --pid --rr --reset-on-fork --verbose --sched-runtime= --sched-period= --sched-deadline= --help --version"),
+	"taskset": opts("+posix -a -c -p --all-tasks --cpu-list --pid --help --version"),
+	"env": opts(`+posix -i --ignore-environment -0 --null -u= --unset= -C=d --chdir=d -S=x --split-string=x
+		-v --debug --block-signal? --default-signal? --ignore-signal? --list-signal-handling -P=
+		--help --version`),
+	"xargs": opts(`+posix -0 --null -a=r --arg-file=r -d= --delimiter= -E= -e? --eof? -I=I --replace?I
+		-i?I -L= --max-lines? -l? -n= --max-args= -o --open-tty -P= --max-procs= -p --interactive
+		--process-slot-var= -r --no-run-if-empty -s= --max-chars= --show-limits -t --verbose -x
+		--exit --help --version`),
+}
+
+// wrapperArgs are how many operands a wrapper takes before the command.
+var wrapperArgs = map[string]int{"timeout": 1, "chrt": 1, "taskset": 1}
+
+// wrapper strips a wrapper's options (and its own operands, such as timeout's
+// duration), returning the command it runs.
+func (g *guard) wrapper(name string, ws []word, st *gstate) ([]word, bool) {
+	p := wrapperSpecs[name].parse(ws)
+	if p.unknown != "" {
+		g.a.reason(Ask, fmt.Sprintf("%s %s is not an option the guard knows, so where the command starts is unclear", name, p.unknown))
+	}
+	for _, o := range p.opts {
+		if o.def.has('w') && o.hasVal {
+			g.claim(o.val, OpWrite, st, name+" "+o.as)
+		}
+	}
+	n := wrapperArgs[name]
+	for _, o := range p.opts {
+		if (name == "chrt" || name == "taskset") && (o.def.name == "-p" || o.def.name == "--pid") {
+			return nil, false
+		}
+	}
+	if len(p.operands) <= n {
+		return nil, true
+	}
+	return p.operands[n:], true
+}
+
+// shell handles sh/bash/...: the -c payload (the first word after the options,
+// wherever -c appears among them) is parsed recursively; a script is a read;
+// commands from stdin are unknown. A child shell is a separate process: its inner
+// commands are not re-checked at run time, so what the guard cannot see there asks.
 func (g *guard) shell(ws []word, st *gstate, depth int, kind string) ([]word, bool, string) {
-	for i := 1; i < len(ws); i++ {
+	cmdMode, stdin := false, false
+	i := 1
+options:
+	for ; i < len(ws); i++ {
 		w := ws[i]
 		if w.dyn {
 			g.a.reason(Ask, fmt.Sprintf("%s runs %s, only known at run time", ws[0].lit, w.src))
 			return nil, true, kind
 		}
 		s := w.lit
-		if s == "-c" || (strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "--") && strings.Contains(s, "c")) {
-			if i+1 >= len(ws) {
-				g.a.reason(Ask, "a shell -c without a command")
-				return nil, true, kind
+		switch {
+		case s == "--" || s == "-":
+			i++
+			break options
+		case strings.HasPrefix(s, "--"):
+			switch s {
+			case "--rcfile", "--init-file":
+				if i+1 < len(ws) {
+					i++
+					g.claim(ws[i], OpRead, st, ws[0].lit+" "+s)
+				}
+			case "--norc", "--noprofile", "--login", "--posix", "--restricted", "--verbose",
+				"--noediting", "--debugger", "--dump-strings", "--dump-po-strings", "--help",
+				"--version", "--pretty-print":
+			default:
+				g.a.reason(Ask, fmt.Sprintf("%s %s is not an option the guard knows", ws[0].lit, s))
 			}
-			g.payload(ws[i+1], st, depth)
+		case len(s) > 1 && (s[0] == '-' || s[0] == '+'):
+			for k := 1; k < len(s); k++ {
+				switch s[k] {
+				case 'c':
+					cmdMode = true
+				case 's':
+					stdin = true
+				case 'o', 'O':
+					i++ // the option name
+				}
+			}
+		default:
+			break options
+		}
+	}
+	if cmdMode {
+		if i >= len(ws) {
+			g.a.reason(Ask, "a shell -c without a command")
 			return nil, true, kind
 		}
-		if s == "-o" || s == "+o" || s == "-O" || s == "+O" {
-			i++
-			continue
-		}
-		if strings.HasPrefix(s, "-") || strings.HasPrefix(s, "+") {
-			if s == "-s" || s == "-" {
-				break
-			}
-			continue
-		}
-		// A script file: its commands run outside the guard's view (the sandbox
-		// still applies); judged like any program, plus the read of the script.
-		return ws, false, kind
+		// The words after the script are its $0, $1 ...: the script's uses of them
+		// are dynamic claims.
+		g.childPayload(ws[i], st, depth)
+		return nil, true, kind
 	}
-	g.a.reason(Ask, ws[0].lit+" reads commands from standard input, which the guard cannot see")
-	return nil, true, kind
+	if stdin || i >= len(ws) {
+		g.a.reason(Ask, ws[0].lit+" reads commands from standard input, which the guard cannot see")
+		return nil, true, kind
+	}
+	// A script file: its commands run outside the guard's view (the sandbox still
+	// applies); judged like any program, plus the read of the script.
+	return ws, false, kind
+}
+
+// childPayload analyzes a script another process runs (bash -c, env -S, flock -c):
+// its commands are not re-checked at run time, so what it leaves dynamic asks.
+func (g *guard) childPayload(w word, st *gstate, depth int) {
+	g.unchecked++
+	g.payload(w, st, depth)
+	g.unchecked--
 }
 
 func (g *guard) payloadWords(ws []word, st *gstate, depth int) {
@@ -481,6 +600,13 @@ func (g *guard) cd(w word, st *gstate) {
 	st.cwd = g.p.Resolve(w.lit, st.cwd)
 }
 
+// writeKeys are long options of programs the guard has no table for whose value
+// is (most likely) a path written.
+var writeKeys = set("--output", "--out", "--output-file", "--log-file", "--output-dir", "--outdir",
+	"--out-dir", "--target-dir", "--target-directory", "--prefix", "--install-dir", "--dest",
+	"--destination", "--log", "--outfile", "--output-document", "--directory-prefix", "--temp-dir",
+	"--tmpdir", "--backup-dir", "--cache-dir", "--build-dir", "--dump", "--save")
+
 // pathLike reports whether an argument names a file: anything with a slash, a
 // leading dot or tilde.
 func pathLike(s string) bool {
@@ -500,7 +626,7 @@ func (g *guard) maybePath(w word, st *gstate, force bool) {
 	if strings.HasPrefix(s, "-") {
 		if k, v, ok := strings.Cut(s, "="); ok && strings.HasPrefix(k, "--") && pathLike(v) {
 			op := OpRead
-			if k == "--output" || k == "--out" || k == "--output-file" || k == "--log-file" {
+			if writeKeys[k] {
 				op = OpWrite
 			}
 			g.claim(word{lit: v}, op, st, k)
@@ -552,15 +678,19 @@ func (g *guard) claims(name string, ws []word, st *gstate, depth int) {
 		return
 	case modeFirst[name]:
 		nf := nonFlags(ws)
+		ref := false // --reference=FILE replaces the mode operand
+		for _, w := range ws[1:] {
+			ref = ref || !w.dyn && strings.HasPrefix(w.lit, "--ref")
+		}
 		for i, w := range nf {
-			if i == 0 {
+			if i == 0 && !ref {
 				continue
 			}
 			g.claim(w, OpWrite, st, name)
 		}
 		return
 	case copyCmds[name]:
-		g.copyClaims(name, ws, st)
+		g.copyUse(name, ws, st)
 		return
 	case name == "dd":
 		for _, w := range ws[1:] {
@@ -575,16 +705,11 @@ func (g *guard) claims(name string, ws []word, st *gstate, depth int) {
 			}
 		}
 		return
-	case name == "find":
-		g.findClaims(ws, st, depth)
-		return
-	case name == "sed" || name == "perl" && hasFlagChar(ws, 'i'):
+	case name == "perl" && hasFlagChar(ws, 'i'):
 		g.sedClaims(name, ws, st)
 		return
-	case name == "git":
-		g.gitClaims(ws, st)
-		return
 	case name == "make":
+		st = st.copy() // -C changes the directory of make only
 		i := 1
 		for i < len(ws) {
 			w := ws[i]
@@ -603,7 +728,10 @@ func (g *guard) claims(name string, ws []word, st *gstate, depth int) {
 		g.claim(word{lit: "."}, OpWrite, st, "make")
 		return
 	case name == "tar":
-		g.tarClaims(ws, st)
+		g.tarUse(ws, st)
+		return
+	case name == "zip":
+		g.zipUse(ws, st)
 		return
 	case name == "unzip":
 		dir := word{lit: "."}
@@ -613,50 +741,23 @@ func (g *guard) claims(name string, ws []word, st *gstate, depth int) {
 			}
 		}
 		g.claim(dir, OpWrite, st, "unzip")
-	case name == "curl" || name == "wget":
-		for i := 1; i < len(ws); i++ {
-			w := ws[i]
-			if w.dyn {
-				continue
-			}
-			switch w.lit {
-			case "-o", "--output", "-O", "--output-document", "-P", "--directory-prefix":
-				if name == "curl" && w.lit == "-O" {
-					g.claim(word{lit: "."}, OpWrite, st, "curl -O")
-					continue
-				}
-				if i+1 < len(ws) {
-					g.claim(ws[i+1], OpWrite, st, name+" "+w.lit)
-					i++
-				}
-			case "-T", "--upload-file":
-				if i+1 < len(ws) {
-					g.claim(ws[i+1], OpRead, st, "upload")
-					i++
-				}
-			}
-		}
-		if name == "wget" {
-			g.claim(word{lit: "."}, OpWrite, st, "wget")
-		}
+	case inPlace[name] != nil:
+		g.inPlaceUse(name, ws, st)
 		return
-	case name == "sort":
-		for i := 1; i < len(ws); i++ {
-			if !ws[i].dyn && ws[i].lit == "-o" && i+1 < len(ws) {
-				g.claim(ws[i+1], OpWrite, st, "sort -o")
-				i++
-				continue
-			}
-			g.maybePath(ws[i], st, true)
-		}
+	case name == "curl" || name == "wget":
+		g.netUse(name, ws, st)
 		return
 	}
 	force := fileArgs[name]
 	for i := 1; i < len(ws); i++ {
 		w := ws[i]
-		if !w.dyn && (w.lit == "-o" || w.lit == "--output") && i+1 < len(ws) && (ws[i+1].dyn || pathLike(ws[i+1].lit)) {
+		if !w.dyn && (w.lit == "-o" || writeKeys[w.lit]) && i+1 < len(ws) && (ws[i+1].dyn || pathLike(ws[i+1].lit)) {
 			g.claim(ws[i+1], OpWrite, st, name+" "+w.lit)
 			i++
+			continue
+		}
+		if !w.dyn && strings.HasPrefix(w.lit, "-o") && !strings.HasPrefix(w.lit, "--") && pathLike(w.lit[2:]) {
+			g.claim(word{lit: w.lit[2:]}, OpWrite, st, name+" -o") // -o/path
 			continue
 		}
 		g.maybePath(w, st, force)
@@ -681,110 +782,6 @@ func hasFlagChar(ws []word, c byte) bool {
 		}
 	}
 	return false
-}
-
-func (g *guard) copyClaims(name string, ws []word, st *gstate) {
-	var target *word
-	var rest []word
-	for i := 1; i < len(ws); i++ {
-		w := ws[i]
-		if !w.dyn && (w.lit == "-t" || w.lit == "--target-directory") && i+1 < len(ws) {
-			t := ws[i+1]
-			target = &t
-			i++
-			continue
-		}
-		if !w.dyn {
-			if v, ok := strings.CutPrefix(w.lit, "--target-directory="); ok {
-				target = &word{lit: v}
-				continue
-			}
-		}
-		if !w.dyn && strings.HasPrefix(w.lit, "-") && w.lit != "-" {
-			continue
-		}
-		rest = append(rest, w)
-	}
-	if target == nil && len(rest) > 0 {
-		t := rest[len(rest)-1]
-		target = &t
-		rest = rest[:len(rest)-1]
-		if name == "ln" && len(rest) == 0 {
-			// ln -s TARGET: the link is created in the current directory.
-			rest = []word{t}
-			target = &word{lit: "."}
-		}
-	}
-	for _, w := range rest {
-		if name == "scp" || name == "rsync" {
-			if !w.dyn && strings.Contains(w.lit, ":") && !pathLike(strings.SplitN(w.lit, ":", 2)[0]) {
-				continue // remote
-			}
-		}
-		g.claim(w, OpRead, st, name)
-	}
-	if target != nil {
-		if (name == "scp" || name == "rsync") && !target.dyn && strings.Contains(target.lit, ":") {
-			return
-		}
-		g.claim(*target, OpWrite, st, name)
-	}
-}
-
-func (g *guard) findClaims(ws []word, st *gstate, depth int) {
-	var roots []word
-	i := 1
-	for i < len(ws) && (ws[i].dyn || !strings.HasPrefix(ws[i].lit, "-") && ws[i].lit != "(" && ws[i].lit != "!") {
-		roots = append(roots, ws[i])
-		i++
-	}
-	if len(roots) == 0 {
-		roots = []word{{lit: "."}}
-	}
-	writes := false
-	for ; i < len(ws); i++ {
-		w := ws[i]
-		if w.dyn {
-			continue
-		}
-		switch w.lit {
-		case "-delete":
-			writes = true
-		case "-fprint", "-fprint0", "-fprintf", "-fls":
-			if i+1 < len(ws) {
-				g.claim(ws[i+1], OpWrite, st, "find "+w.lit)
-				i++
-			}
-		case "-exec", "-execdir", "-ok", "-okdir":
-			j := i + 1
-			var cmd []word
-			for j < len(ws) && (ws[j].dyn || ws[j].lit != ";" && ws[j].lit != "+") {
-				c := ws[j]
-				if !c.dyn && strings.Contains(c.lit, "{}") {
-					// Each found file: judge as the search roots (a directory claim
-					// covers the files below it).
-					c = roots[0]
-				}
-				cmd = append(cmd, c)
-				j++
-			}
-			if len(cmd) > 0 {
-				var parts []string
-				for _, c := range cmd {
-					parts = append(parts, c.show())
-				}
-				g.simple(cmd, st.copy(), depth+1, strings.Join(parts, " "))
-			}
-			i = j
-		}
-	}
-	op := OpRead
-	if writes {
-		op = OpWrite
-	}
-	for _, r := range roots {
-		g.claim(r, op, st, "find")
-	}
 }
 
 func (g *guard) sedClaims(name string, ws []word, st *gstate) {
@@ -818,144 +815,5 @@ func (g *guard) sedClaims(name string, ws []word, st *gstate) {
 			op = OpWrite
 		}
 		g.claim(w, op, st, name)
-	}
-}
-
-func (g *guard) gitClaims(ws []word, st *gstate) {
-	i := 1
-	for i < len(ws) {
-		w := ws[i]
-		if w.dyn {
-			break
-		}
-		switch {
-		case w.lit == "-C" && i+1 < len(ws):
-			g.cd(ws[i+1], st)
-			i += 2
-			continue
-		case (w.lit == "--git-dir" || w.lit == "--work-tree") && i+1 < len(ws):
-			g.claim(ws[i+1], OpWrite, st, "git "+w.lit)
-			i += 2
-			continue
-		case strings.HasPrefix(w.lit, "--git-dir=") || strings.HasPrefix(w.lit, "--work-tree="):
-			_, v, _ := strings.Cut(w.lit, "=")
-			g.claim(word{lit: v}, OpWrite, st, "git")
-			i++
-			continue
-		case w.lit == "-c" && i+1 < len(ws):
-			g.a.reason(Ask, "git -c sets configuration that can run programs")
-			i += 2
-			continue
-		case strings.HasPrefix(w.lit, "-"):
-			i++
-			continue
-		}
-		break
-	}
-	sub := ""
-	if i < len(ws) && !ws[i].dyn {
-		sub = ws[i].lit
-	}
-	op := OpWrite
-	if gitReadOnly[sub] {
-		op = OpRead
-	}
-	g.claim(word{lit: "."}, op, st, "git "+sub)
-	for j := i + 1; j < len(ws); j++ {
-		g.maybePath(ws[j], st, false)
-	}
-	if sub == "config" {
-		for _, w := range ws[i:] {
-			if !w.dyn && (w.lit == "--global" || w.lit == "--system") {
-				g.claim(word{lit: "~/.gitconfig"}, OpWrite, st, "git config "+w.lit)
-			}
-		}
-	}
-	if sub == "clone" {
-		nf := nonFlags(ws[i:])
-		if len(nf) >= 2 {
-			g.claim(nf[len(nf)-1], OpWrite, st, "git clone")
-		}
-	}
-}
-
-func (g *guard) tarClaims(ws []word, st *gstate) {
-	mode := byte(0)
-	var archive *word
-	dir := word{lit: "."}
-	var files []word
-	for i := 1; i < len(ws); i++ {
-		w := ws[i]
-		if w.dyn {
-			files = append(files, w)
-			continue
-		}
-		s := w.lit
-		switch {
-		case s == "-C" || s == "--directory":
-			if i+1 < len(ws) {
-				dir = ws[i+1]
-				i++
-			}
-			continue
-		case strings.HasPrefix(s, "--directory="):
-			dir = word{lit: strings.TrimPrefix(s, "--directory=")}
-			continue
-		case s == "--file" && i+1 < len(ws):
-			a := ws[i+1]
-			archive = &a
-			i++
-			continue
-		case strings.HasPrefix(s, "--file="):
-			archive = &word{lit: strings.TrimPrefix(s, "--file=")}
-			continue
-		case s == "--create" || s == "--extract" || s == "--get" || s == "--list" || s == "--append" || s == "--update":
-			mode = map[string]byte{"--create": 'c', "--extract": 'x', "--get": 'x', "--list": 't', "--append": 'r', "--update": 'u'}[s]
-			continue
-		case strings.HasPrefix(s, "--"):
-			continue
-		case strings.HasPrefix(s, "-") || i == 1:
-			flags := strings.TrimPrefix(s, "-")
-			for k := 0; k < len(flags); k++ {
-				switch flags[k] {
-				case 'c', 'x', 't', 'r', 'u':
-					mode = flags[k]
-				case 'f':
-					if k == len(flags)-1 && i+1 < len(ws) {
-						a := ws[i+1]
-						archive = &a
-						i++
-					} else if k < len(flags)-1 {
-						archive = &word{lit: flags[k+1:]}
-						k = len(flags)
-					}
-				case 'C':
-					if i+1 < len(ws) {
-						dir = ws[i+1]
-						i++
-					}
-				}
-			}
-			continue
-		}
-		files = append(files, w)
-	}
-	switch mode {
-	case 'x':
-		g.claim(dir, OpWrite, st, "tar extract")
-		if archive != nil {
-			g.claim(*archive, OpRead, st, "tar archive")
-		}
-	case 'c', 'r', 'u':
-		if archive != nil {
-			g.claim(*archive, OpWrite, st, "tar archive")
-		}
-		for _, f := range files {
-			g.claim(f, OpRead, st, "tar")
-		}
-	default:
-		if archive != nil {
-			g.claim(*archive, OpRead, st, "tar archive")
-		}
 	}
 }

@@ -43,11 +43,11 @@ var commandCases = []struct {
 	{`bash -c "echo hi"`, A, A},
 	{"sh -c 'cat /etc/shadow'", Q, A},
 	{"bash -lc 'echo x > /etc/x'", D, Q},
-	{"find / -delete", D, Q},
+	{"find / -delete", D, D}, // deletes the credential stores too
 	{"find . -name '*.go'", A, A},
 	{"find . -name '*.tmp' -delete", Q, A},
-	{`find . -exec rm {} \;`, Q, A},
-	{"find / -exec cat {} +", Q, A},
+	{`find . -exec rm {} \;`, Q, Q}, // find hands symbolic links to the command; without -type f it asks (was A)
+	{"find / -exec cat {} +", D, D}, // reads the credential stores
 	{"find src -exec rm -rf /etc \\;", D, Q},
 	{"ls | xargs rm", Q, Q},
 	{"xargs -0 rm -f < list.txt", Q, Q},
@@ -152,7 +152,7 @@ var commandCases = []struct {
 	{"grep -r TODO .", A, A},
 	{"cat secrets/a.pem", D, D},
 	{"rg --pre ./evil foo", Q, A},
-	{"rg foo /", Q, A},
+	{"rg foo /", D, D}, // rg recurses into the credential stores
 	{"head -n 5 /etc/hosts", Q, A},
 	{"wc -l src/*.go", A, A},
 	{"cat /etc/*.conf", Q, A},
