@@ -116,6 +116,7 @@ func (g *guard) simple(ws []word, st *gstate, depth int, text string) {
 		}
 	}
 	d, why, ruled := g.p.decideArgv(argv)
+	g.network(ws, ruled, d)
 	if !ruled && safeCommands[name] && g.safeUse(name, ws) {
 		d, why = Allow, ""
 	}

@@ -103,6 +103,9 @@ func setupNamespaces(o Options, r *Report) error {
 	// they cannot be renamed away and replaced by copies without the read-only mounts.
 	pinned := map[string]bool{"/": true}
 	for _, p := range o.Protect {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
 		if d := filepath.Dir(p); !pinned[d] {
 			pinned[d] = true
 			if err := bind(d, d, false); err != nil {
