@@ -45,10 +45,14 @@ var errServerGone = errors.New("sandbox exec server exited")
 // env (the allow-list: the server's own environ is readable by what it starts), and
 // waits for its report.
 func startExecServer(helper []string, o sandbox.Options, attr *syscall.SysProcAttr, env []string) (*execServer, sandbox.Report, error) {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_SEQPACKET|syscall.SOCK_CLOEXEC, 0)
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_SEQPACKET, 0)
 	if err != nil {
 		return nil, sandbox.Report{}, fmt.Errorf("socketpair: %w", err)
 	}
+	// Close-on-exec set right away (SOCK_CLOEXEC is not portable); ExtraFiles clears
+	// it for the server's end in the server only.
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
 	parent := os.NewFile(uintptr(fds[0]), "sandbox-parent")
 	child := os.NewFile(uintptr(fds[1]), "sandbox-child")
 	s := &execServer{sock: parent, errb: &strings.Builder{}, waits: map[int]chan sandbox.Reply{}, hello: make(chan sandbox.Report, 1), exited: make(chan struct{})}
