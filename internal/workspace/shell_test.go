@@ -20,6 +20,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sandbox.Subcommand {
 		os.Exit(sandbox.Main(os.Args[2:], os.Stderr))
 	}
+	if root := os.Getenv("LOVIA_TEST_STANDIN"); root != "" {
+		standIn(root, os.Getenv("LOVIA_TEST_STANDIN_CMD"))
+	}
 	os.Exit(m.Run())
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -101,16 +102,22 @@ func setupNamespaces(o Options, r *Report) error {
 	}
 	// The directories holding protected paths become mount points of themselves, so
 	// they cannot be renamed away and replaced by copies without the read-only mounts.
+	// Shallowest first: a later pin clones the earlier ones inside it.
 	pinned := map[string]bool{"/": true}
+	var pins []string
 	for _, p := range o.Protect {
 		if _, err := os.Lstat(p); err != nil {
 			continue
 		}
 		if d := filepath.Dir(p); !pinned[d] {
 			pinned[d] = true
-			if err := bind(d, d, false); err != nil {
-				return fmt.Errorf("pinning %s: %w", d, err)
-			}
+			pins = append(pins, d)
+		}
+	}
+	sort.Slice(pins, func(i, j int) bool { return strings.Count(pins[i], "/") < strings.Count(pins[j], "/") })
+	for _, d := range pins {
+		if err := bind(d, d, false); err != nil {
+			return fmt.Errorf("pinning %s: %w", d, err)
 		}
 	}
 	for _, p := range o.Protect {
@@ -141,6 +148,13 @@ func setupNamespaces(o Options, r *Report) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
 	}
+	// The working directory was entered before the mounts: enter it again by name, or
+	// relative paths would still reach the files under them.
+	if wd, err := os.Getwd(); err == nil {
+		if err := os.Chdir(wd); err != nil {
+			return fmt.Errorf("re-entering %s: %w", wd, err)
+		}
+	}
 	return nil
 }
 
@@ -153,9 +167,10 @@ func limitProcs(n int) string {
 		n = DefaultMaxProcs
 	}
 	var how []string
-	// pid_max bounds pid numbers; after a wrap the first 300 are skipped.
-	if os.WriteFile("/proc/sys/kernel/pid_max", []byte(strconv.Itoa(n+300)), 0) == nil {
-		how = append(how, fmt.Sprintf("pid_max %d in the PID namespace", n+300))
+	// pid_max bounds pid numbers (at least 301: the kernel reserves the first 300
+	// after a wrap).
+	if os.WriteFile("/proc/sys/kernel/pid_max", []byte(strconv.Itoa(max(n, 301))), 0) == nil {
+		how = append(how, fmt.Sprintf("pid_max %d in the PID namespace", max(n, 301)))
 	}
 	if unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: uint64(n), Max: uint64(n)}) == nil && os.Getuid() != 0 {
 		how = append(how, fmt.Sprintf("RLIMIT_NPROC %d", n))
