@@ -28,34 +28,68 @@ type execServer struct {
 	cmd  *exec.Cmd
 	errb *strings.Builder
 
-	wmu   sync.Mutex
-	mu    sync.Mutex
-	next  int
-	waits map[int]chan sandbox.Reply
-	dead  bool
+	wmu    sync.Mutex
+	mu     sync.Mutex
+	next   int
+	waits  map[int]chan sandbox.Reply
+	dead   bool
+	hello  chan sandbox.Report // the server's first message
+	exited chan struct{}       // closed once the server was waited for
+	// protect is which protected paths existed when it started (see server).
+	protect string
 }
 
 var errServerGone = errors.New("sandbox exec server exited")
 
-func startExecServer(helper []string, o sandbox.Options) (*execServer, error) {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_SEQPACKET|syscall.SOCK_CLOEXEC, 0)
+// startExecServer starts the helper in server mode with attr (namespaces or not) and
+// env (the allow-list: the server's own environ is readable by what it starts), and
+// waits for its report.
+func startExecServer(helper []string, o sandbox.Options, attr *syscall.SysProcAttr, env []string) (*execServer, sandbox.Report, error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_SEQPACKET, 0)
 	if err != nil {
-		return nil, fmt.Errorf("socketpair: %w", err)
+		return nil, sandbox.Report{}, fmt.Errorf("socketpair: %w", err)
 	}
+	// Close-on-exec set right away (SOCK_CLOEXEC is not portable); ExtraFiles clears
+	// it for the server's end in the server only.
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
 	parent := os.NewFile(uintptr(fds[0]), "sandbox-parent")
 	child := os.NewFile(uintptr(fds[1]), "sandbox-child")
-	defer child.Close()
-	s := &execServer{sock: parent, errb: &strings.Builder{}, waits: map[int]chan sandbox.Reply{}}
+	s := &execServer{sock: parent, errb: &strings.Builder{}, waits: map[int]chan sandbox.Reply{}, hello: make(chan sandbox.Report, 1), exited: make(chan struct{})}
 	s.cmd = exec.Command(helper[0], append(append([]string(nil), helper[1:]...), sandbox.ServerArgs(o)...)...)
 	s.cmd.ExtraFiles = []*os.File{child}
 	s.cmd.Stderr = &lockedWriter{w: s.errb}
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := s.cmd.Start(); err != nil {
+	s.cmd.Env = env
+	if s.cmd.Env == nil {
+		s.cmd.Env = []string{}
+	}
+	s.cmd.Dir = "/"
+	s.cmd.SysProcAttr = attr
+	err = s.cmd.Start()
+	// Only the server holds its end now: its exit reads as EOF here.
+	child.Close()
+	if err != nil {
 		parent.Close()
-		return nil, err
+		if o.NS {
+			err = sandbox.NamespaceError(err)
+		}
+		return nil, sandbox.Report{}, err
 	}
 	go s.read()
-	return s, nil
+	select {
+	case rep, ok := <-s.hello:
+		if ok {
+			return s, rep, nil
+		}
+	case <-time.After(30 * time.Second):
+		s.close()
+	}
+	<-s.exited
+	msg := strings.TrimSpace(s.errb.String())
+	if msg == "" {
+		msg = "exited before it was ready"
+	}
+	return nil, sandbox.Report{}, fmt.Errorf("the sandbox exec server failed: %s", msg)
 }
 
 func (s *execServer) read() {
@@ -72,6 +106,10 @@ func (s *execServer) read() {
 		}
 		var r sandbox.Reply
 		if json.Unmarshal(buf[:n], &r) != nil {
+			continue
+		}
+		if r.Hello != nil {
+			s.hello <- *r.Hello
 			continue
 		}
 		s.mu.Lock()
@@ -91,7 +129,9 @@ func (s *execServer) read() {
 		delete(s.waits, id)
 	}
 	s.mu.Unlock()
+	close(s.hello)
 	_ = s.cmd.Wait()
+	close(s.exited)
 }
 
 func (s *execServer) alive() bool {
@@ -102,11 +142,11 @@ func (s *execServer) alive() bool {
 
 // start sends one command with its stdio; the channel yields the start reply (Pid,
 // or Done when it could not start) and then the exit.
-func (s *execServer) start(req sandbox.Request, stdio [3]*os.File) (<-chan sandbox.Reply, error) {
+func (s *execServer) start(req sandbox.Request, stdio [3]*os.File) (<-chan sandbox.Reply, int, error) {
 	s.mu.Lock()
 	if s.dead {
 		s.mu.Unlock()
-		return nil, errServerGone
+		return nil, 0, errServerGone
 	}
 	s.next++
 	req.ID = s.next
@@ -115,7 +155,7 @@ func (s *execServer) start(req sandbox.Request, stdio [3]*os.File) (<-chan sandb
 	s.mu.Unlock()
 	b, err := json.Marshal(req)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	rights := syscall.UnixRights(int(stdio[0].Fd()), int(stdio[1].Fd()), int(stdio[2].Fd()))
 	s.wmu.Lock()
@@ -125,46 +165,136 @@ func (s *execServer) start(req sandbox.Request, stdio [3]*os.File) (<-chan sandb
 		s.mu.Lock()
 		delete(s.waits, req.ID)
 		s.mu.Unlock()
-		return nil, fmt.Errorf("sending to the sandbox exec server: %w", err)
+		return nil, 0, fmt.Errorf("sending to the sandbox exec server: %w", err)
 	}
-	return ch, nil
+	return ch, req.ID, nil
+}
+
+// kill asks the server to SIGKILL request id's processes (its PID namespace, or its
+// process group without namespaces). Pids the server reports are its own namespace's:
+// never signal them from here.
+func (s *execServer) kill(id int) {
+	b, _ := json.Marshal(sandbox.Request{Kill: id})
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_ = syscall.Sendmsg(int(s.sock.Fd()), b, nil, nil, 0)
+}
+
+// busy reports whether requests are in flight.
+func (s *execServer) busy() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.waits) > 0
 }
 
 func (s *execServer) close() {
 	s.sock.Close()
 	if s.cmd.Process != nil {
+		// The server is the init of its PID namespace (or leads its process group):
+		// everything it started dies with it.
 		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		_ = s.cmd.Process.Kill()
 	}
 }
 
-// server returns the executor's exec server, starting it on first use; nil when it
-// cannot run (the per-command helper is used then).
-func (e *SandboxExecutor) server() *execServer {
+// server returns the exec server for req (one in the network namespace, one outside
+// it), starting it on first use; nil when it cannot run (the per-command helper is
+// used then).
+func (e *SandboxExecutor) server(req ExecRequest) *execServer {
+	ns := e.useNamespaces()
+	o, isolate := e.options(ExecRequest{Network: req.Network}, ns)
+	i := 1
+	if isolate {
+		i = 0
+	}
+	key := existingKey(e.Protect)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.srv != nil && e.srv.alive() {
-		return e.srv
+	if srv := e.srv[i]; srv != nil && srv.alive() {
+		if srv.protect == key || !ns {
+			return srv
+		}
+		// A protected path appeared since the server started (git init, mkdir .lovia):
+		// its mount namespace lacks the read-only mount, so start a fresh one — or,
+		// while commands still run there, use a helper of its own for this command.
+		if srv.busy() {
+			return nil
+		}
+		srv.close()
+		e.srv[i] = nil
 	}
-	if e.srvFailed {
+	if e.srvFailed[i] {
 		return nil
 	}
-	rw := append(append([]string(nil), e.Writable...), e.Caches...)
-	srv, err := startExecServer(e.Helper, sandbox.Options{RW: rw, RO: e.Readable, Required: e.Required})
+	srv, err := e.startServer(o, ns, isolate)
 	if err != nil {
-		e.srvFailed = true
+		e.srvFailed[i] = true
 		return nil
 	}
-	e.srv = srv
+	srv.protect = key
+	e.srv[i] = srv
 	return srv
 }
 
-// Close stops the exec server.
+// startServer starts one exec server (e.mu held).
+func (e *SandboxExecutor) startServer(o sandbox.Options, ns, isolate bool) (*execServer, error) {
+	attr := sandbox.PlainAttr()
+	if ns {
+		attr = sandbox.NamespaceAttr(isolate)
+	}
+	srv, rep, err := startExecServer(e.Helper, o, attr, e.Env)
+	if err != nil {
+		return nil, err
+	}
+	e.report = rep
+	return srv, nil
+}
+
+// probeServer starts the server commands without the network use (Probe).
+func (e *SandboxExecutor) probeServer() error {
+	ns := e.useNamespaces()
+	o, isolate := e.options(ExecRequest{}, ns)
+	i := 1
+	if isolate {
+		i = 0
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.srv[i] != nil {
+		e.srv[i].close()
+		e.srv[i] = nil
+	}
+	srv, err := e.startServer(o, ns, isolate)
+	if err != nil {
+		return err
+	}
+	srv.protect = existingKey(e.Protect)
+	e.srv[i], e.srvFailed[i] = srv, false
+	return nil
+}
+
+// existingKey names which of ps exist (a few stats per command).
+func existingKey(ps []string) string {
+	var b strings.Builder
+	for _, p := range ps {
+		if _, err := os.Lstat(p); err == nil {
+			b.WriteByte('1')
+		} else {
+			b.WriteByte('0')
+		}
+	}
+	return b.String()
+}
+
+// Close stops the exec servers (and so everything they started).
 func (e *SandboxExecutor) Close() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.srv != nil {
-		e.srv.close()
-		e.srv = nil
+	for i, srv := range e.srv {
+		if srv != nil {
+			srv.close()
+			e.srv[i] = nil
+		}
 	}
 }
 
@@ -241,7 +371,7 @@ func (r *shellRun) runViaServer(ctx context.Context, srv *execServer, hc interp.
 			return true, err
 		}
 	}
-	ch, err := srv.start(sandbox.Request{Path: path, Args: args, Dir: hc.Dir, Env: env}, [3]*os.File{in, out, errf})
+	ch, id, err := srv.start(sandbox.Request{Path: path, Args: args, Dir: hc.Dir, Env: env}, [3]*os.File{in, out, errf})
 	// The child holds its own copies now: closing ours lets EOF arrive when it exits.
 	inClose()
 	outClose()
@@ -259,14 +389,13 @@ func (r *shellRun) runViaServer(ctx context.Context, srv *execServer, hc interp.
 	}
 	rep := first
 	if !first.Done {
-		pid := first.Pid
 		r.mu.Lock()
-		r.pgids[pid] = true
+		r.kills = append(r.kills, func() { srv.kill(id) })
 		r.mu.Unlock()
 		select {
 		case rep, ok = <-ch:
 		case <-ctx.Done():
-			killGroup(pid)
+			srv.kill(id)
 			rep, ok = <-ch
 		}
 		if !ok {

@@ -47,6 +47,9 @@ type Analysis struct {
 	// Reasons explain every non-allow verdict (deduplicated, in order).
 	Reasons []string   `json:"reasons,omitempty"`
 	levels  []Decision // the verdict of each reason
+	// Network: a command known to reach the network (guard_net.go); once it passed,
+	// the sandbox runs it outside its network namespace.
+	Network bool `json:"network,omitempty"`
 }
 
 // Texts returns the subcommands as written.

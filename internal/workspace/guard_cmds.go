@@ -103,6 +103,7 @@ func (g *guard) simple(ws []word, st *gstate, depth int, text string) {
 		}
 	}
 	d, why, ruled := g.p.decideArgv(argv)
+	g.network(ws, ruled, d)
 	if st.cwd != "" && !g.p.Inside(st.cwd) && name != "cd" && name != "pushd" {
 		// Running in a directory outside the root reads it, whatever the arguments.
 		g.claim(word{lit: "."}, OpRead, st, "working directory")

@@ -177,6 +177,11 @@ type Config struct {
 	InheritEnv bool `yaml:"inherit_env,omitempty" json:"inherit_env,omitempty"`
 	// Env adds variables to the commands' environment.
 	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
+	// Network decides whether sandboxed commands reach the network: deny, ask (commands
+	// known to need it ask, and run with the network once approved; others run
+	// without) or allow. Default: ask under coding, allow under trusted, deny under
+	// readonly.
+	Network string `yaml:"network,omitempty" json:"network,omitempty"`
 	// ShellTimeout is the default timeout of the shell tool in seconds (default 300).
 	ShellTimeout int `yaml:"shell_timeout,omitempty" json:"shell_timeout,omitempty"`
 	// StrictSandbox keeps tool caches (~/.cache, the Go module cache, ~/.npm, ~/.cargo
@@ -195,6 +200,8 @@ type Policy struct {
 	root   string // resolved, absolute
 	home   string
 	tmp    string // resolved temp dir ("" when not writable by default)
+	// network is the workspace.network mode (guard_net.go).
+	network string
 
 	credentials []pathPattern // built-in: credential stores (path_rules may override)
 	readable    []string      // resolved absolute prefixes
@@ -253,7 +260,14 @@ func NewPolicy(cfg Config) (*Policy, error) {
 	} else {
 		return nil, errs.Wrap(errs.KindConfig, err, "workspace root "+root+" is not accessible", "run lovia inside an existing directory or pass -C DIR")
 	}
-	p := &Policy{name: name, preset: pr, root: root, home: home}
+	p := &Policy{name: name, preset: pr, root: root, home: home, network: defaultNetwork(name)}
+	switch cfg.Network {
+	case "":
+	case NetworkDeny, NetworkAsk, NetworkAllow:
+		p.network = cfg.Network
+	default:
+		return nil, errs.Newf(errs.KindConfig, "set workspace.network to deny, ask or allow", "unknown workspace.network %q", cfg.Network)
+	}
 	if pr.TempWritable {
 		p.tmp = resolveLoose(tempDir())
 	}

@@ -34,6 +34,8 @@ type ExecRequest struct {
 	Env  []string
 	// Writable are extra paths the person approved writing for this call.
 	Writable []string
+	// Network: the command passed the policy as one that needs the network.
+	Network bool
 }
 
 // ShellExecutor prepares the process for one simple command (it does not start
@@ -58,7 +60,7 @@ func (DirectExecutor) Command(ctx context.Context, req ExecRequest) (*exec.Cmd, 
 func (DirectExecutor) Describe() string { return "" }
 
 // SandboxExecutor starts each command through the sandbox helper (lovia re-executed
-// with sandbox.Subcommand), which confines it with Landlock before exec.
+// with sandbox.Subcommand), which confines it (namespaces, then Landlock) before exec.
 type SandboxExecutor struct {
 	// Helper is the argv prefix of the helper, e.g. [/usr/bin/lovia __sandbox-exec].
 	Helper []string
@@ -68,11 +70,28 @@ type SandboxExecutor struct {
 	Caches []string
 	// Readable are the directories commands may read and execute from.
 	Readable []string
+	// Required: refuse to run commands unless namespaces and Landlock are in force.
 	Required bool
+	// Namespaces: start helpers in user, mount and PID namespaces (Linux), which
+	// Probe turns off (recording why) when the system does not allow them.
+	Namespaces bool
+	// Network is the workspace.network mode: with anything but allow, commands run
+	// in a network namespace (or under Landlock TCP rules) unless they passed the
+	// policy as needing the network.
+	Network string
+	// Protect are paths mounted read-only when they exist (.git/config, .git/hooks,
+	// .lovia); Hide are credential stores replaced by empty ones.
+	Protect, Hide []string
+	// MaxProcs bounds the processes of the sandbox (0: sandbox.DefaultMaxProcs).
+	MaxProcs int
+	// Env is the exec server's own environment (the commands' allow-list).
+	Env []string
 
 	mu        sync.Mutex
-	srv       *execServer
-	srvFailed bool
+	srv       [2]*execServer // without, with the network
+	srvFailed [2]bool
+	nsErr     error          // why namespaces are off
+	report    sandbox.Report // what the last started server put in force
 
 	// probed is closed when the background probe (auto mode) has finished; probeErr
 	// is its result. Commands wait for it; the first model request does not.
@@ -98,49 +117,87 @@ func (s *SandboxExecutor) ready() error {
 	}
 	<-s.probed
 	if s.probeErr != nil {
-		return fmt.Errorf("the Landlock sandbox helper failed (%v), so commands cannot run confined; restart lovia with --sandbox off to run them under the policy checks only", s.probeErr)
+		return fmt.Errorf("the sandbox helper failed (%v), so commands cannot run confined; restart lovia with --sandbox off to run them under the policy checks only", s.probeErr)
 	}
 	return nil
+}
+
+// options are the helper's options for one command (or the server: req zero).
+func (s *SandboxExecutor) options(req ExecRequest, ns bool) (sandbox.Options, bool) {
+	rw := append(append(append([]string(nil), s.Writable...), s.Caches...), req.Writable...)
+	o := sandbox.Options{RW: rw, RO: s.Readable, Required: s.Required}
+	isolate := s.Network != NetworkAllow && !req.Network
+	if ns {
+		o.NS, o.NetNS = true, isolate
+		o.Protect, o.Hide, o.MaxProcs = s.Protect, s.Hide, s.MaxProcs
+	} else {
+		// No network namespace: Landlock's TCP rules are the network boundary.
+		o.DenyNet = isolate
+	}
+	return o, isolate
+}
+
+func (s *SandboxExecutor) useNamespaces() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Namespaces && s.nsErr == nil
 }
 
 func (s *SandboxExecutor) Command(ctx context.Context, req ExecRequest) (*exec.Cmd, error) {
 	if len(s.Helper) == 0 {
 		return nil, errors.New("sandbox helper not configured")
 	}
-	rw := append(append(append([]string(nil), s.Writable...), s.Caches...), req.Writable...)
-	o := sandbox.Options{RW: rw, RO: s.Readable, Required: s.Required}
+	ns := s.useNamespaces()
+	o, isolate := s.options(req, ns)
 	args := append(append([]string(nil), s.Helper[1:]...), sandbox.Args(o, req.Path, req.Args)...)
 	cmd := exec.CommandContext(ctx, s.Helper[0], args...)
 	cmd.Dir, cmd.Env = req.Dir, req.Env
+	cmd.SysProcAttr = sandbox.PlainAttr()
+	if ns {
+		cmd.SysProcAttr = sandbox.NamespaceAttr(isolate)
+	}
 	return cmd, nil
 }
 
-// Probe runs `true` through the helper once, so a helper that cannot start (e.g. a
-// binary without the hidden subcommand) is found before the first real command.
+// Probe starts the exec server once, so a helper that cannot start (e.g. a binary
+// without the hidden subcommand) is found before the first real command. When the
+// namespaces fail, it records why and goes on with Landlock alone — unless Required.
 func (s *SandboxExecutor) Probe() error {
-	truePath, err := exec.LookPath("true")
-	if err != nil {
-		return nil // nothing to probe with; real commands will report errors
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cmd, err := s.Command(ctx, ExecRequest{Path: truePath, Args: []string{"true"}, Dir: "/"})
-	if err != nil {
+	err := s.probeServer()
+	if err == nil || !s.useNamespaces() {
 		return err
 	}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+	s.mu.Lock()
+	s.nsErr = err
+	s.mu.Unlock()
+	if s.Required {
+		return err
 	}
-	return nil
+	return s.probeServer()
+}
+
+// Layers reports what confines commands: the last server's report, and why the
+// namespaces are off (nil when they are on or were not wanted).
+func (s *SandboxExecutor) Layers() (sandbox.Report, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.report, s.nsErr
 }
 
 func (s *SandboxExecutor) Describe() string {
-	d := "Commands run in a Landlock sandbox: child processes (including scripts such as python -c) can write only to " + strings.Join(s.Writable, ", ")
+	d := "Commands run in a sandbox (Landlock, and namespaces where the system has them): child processes (including scripts such as python -c) can write only to " + strings.Join(s.Writable, ", ")
 	if len(s.Caches) > 0 {
-		d += ", and the tool caches " + strings.Join(s.Caches, ", ")
+		d += ", and lovia's own build caches " + strings.Join(s.Caches, ", ") + " (GOCACHE, npm and pip caches point there)"
 	}
-	return d + "; other writes fail with \"permission denied\"."
+	d += "; other writes fail with \"permission denied\" or \"read-only file system\" (.git/config, .git/hooks and .lovia are read-only)."
+	switch s.Network {
+	case NetworkAllow:
+	case NetworkDeny:
+		d += " Commands have no network access."
+	default:
+		d += " Commands have no network access unless they are known to need it (curl, git fetch/push, go get, npm install, pip install, ...), which needs the user's approval."
+	}
+	return d
 }
 
 // DeniedError stops a command at execution time.
@@ -184,6 +241,7 @@ type shellRun struct {
 	mu     sync.Mutex
 	denied *DeniedError
 	pgids  map[int]bool
+	kills  []func() // exec server requests to kill (killAll)
 }
 
 func (r *shellRun) deny(e *DeniedError) error {
@@ -484,16 +542,18 @@ func (r *shellRun) exec(ctx context.Context, args []string) error {
 			return interp.ExitStatus(126)
 		}
 	}
+	// A command that passed as needing the network runs with it (guard_net.go).
+	xreq := ExecRequest{Path: path, Args: args, Dir: hc.Dir, Env: env, Writable: writable, Network: a.Network}
 	// The common case goes through the sandbox's exec server (one confined helper for
 	// the workspace); extra approved writes need a helper of their own.
 	if sb, ok := r.s.executor.(*SandboxExecutor); ok && len(writable) == 0 {
-		if srv := sb.server(); srv != nil {
+		if srv := sb.server(xreq); srv != nil {
 			if handled, err := r.runViaServer(ctx, srv, hc, path, args, env); handled {
 				return err
 			}
 		}
 	}
-	cmd, err := r.s.executor.Command(ctx, ExecRequest{Path: path, Args: args, Dir: hc.Dir, Env: env, Writable: writable})
+	cmd, err := r.s.executor.Command(ctx, xreq)
 	if err != nil {
 		return err
 	}
@@ -529,12 +589,16 @@ func (r *shellRun) exec(ctx context.Context, args []string) error {
 	return err
 }
 
-// killAll kills every process group the invocation started.
+// killAll kills every process group the invocation started, and asks the exec
+// servers to kill what they started for it (their pids are in another namespace).
 func (r *shellRun) killAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for pg := range r.pgids {
 		killGroup(pg)
+	}
+	for _, kill := range r.kills {
+		kill()
 	}
 }
 

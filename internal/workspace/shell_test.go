@@ -20,6 +20,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sandbox.Subcommand {
 		os.Exit(sandbox.Main(os.Args[2:], os.Stderr))
 	}
+	if root := os.Getenv("LOVIA_TEST_STANDIN"); root != "" {
+		standIn(root, os.Getenv("LOVIA_TEST_STANDIN_CMD"))
+	}
 	os.Exit(m.Run())
 }
 
@@ -65,13 +68,17 @@ func TestShellRuns(t *testing.T) {
 	if strings.Contains(out, "s3cret") || !strings.Contains(out, "PATH=") || !strings.Contains(out, "GIT_TERMINAL_PROMPT=0") {
 		t.Fatalf("env leaked or PATH missing: %q", out)
 	}
+	// inherit_env passes the rest of lovia's environment, never its keys.
+	t.Setenv("LOVIA_TEST_PLAIN", "p")
+	t.Setenv("OPENAI_API_KEY", "sk-fake-1")
+	t.Setenv("GH_TOKEN", "sk-fake-2")
 	cfg := e.config(PresetCoding)
 	cfg.Sandbox, cfg.InheritEnv, cfg.Env = SandboxOff, true, map[string]string{"EXTRA": "1"}
 	w3, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, out = run(t, w3, ShellRequest{Command: "env", Approved: true}); !strings.Contains(out, "LOVIA_TEST_SECRET=s3cret") || !strings.Contains(out, "EXTRA=1") {
+	if _, out = run(t, w3, ShellRequest{Command: "env", Approved: true}); strings.Contains(out, "LOVIA_TEST_SECRET=s3cret") || !strings.Contains(out, "EXTRA=1") || !strings.Contains(out, "LOVIA_TEST_PLAIN=p") || strings.Contains(out, "sk-fake") {
 		t.Fatalf("inherit_env: %q", out)
 	}
 }
@@ -268,6 +275,8 @@ func TestSandboxHelperProbe(t *testing.T) {
 	}
 }
 
+// The user's build caches are read-only to commands (a poisoned entry would run in
+// the user's next build); commands get lovia's own caches through GOCACHE & co.
 func TestSandboxToolCaches(t *testing.T) {
 	if v, _ := sandbox.ABI(); v == 0 {
 		t.Skip("Landlock unavailable")
@@ -276,23 +285,40 @@ func TestSandboxToolCaches(t *testing.T) {
 	t.Setenv("GOCACHE", "")
 	t.Setenv("XDG_CACHE_HOME", "")
 	os.MkdirAll(e.home+"/.cache/go-build", 0o755)
-	cmd := "echo x > " + e.home + "/.cache/go-build/entry"
-	script := e.root + "/c.sh"
-	write(t, script, cmd+"\n")
+	write(t, e.root+"/c.sh", "echo x > "+e.home+"/.cache/go-build/entry\n")
+	write(t, e.root+"/own.sh", "echo x > \"$GOCACHE/entry\" && echo \"$GOCACHE $XDG_CACHE_HOME $npm_config_cache $PIP_CACHE_DIR\"\n")
 	w := newWS(t, e, PresetCoding, SandboxRequired)
-	if res, out := run(t, w, ShellRequest{Command: "sh ./c.sh", Approved: true}); res.ExitCode != 0 {
-		t.Fatalf("cache write failed: %+v %q", res, out)
+	if res, out := run(t, w, ShellRequest{Command: "sh ./c.sh", Approved: true}); res.ExitCode == 0 || !strings.Contains(out, "ermission denied") {
+		t.Fatalf("the user's GOCACHE is writable: %+v %q", res, out)
 	}
-	if !strings.Contains(w.Instructions(), e.home+"/.cache") {
+	res, out := run(t, w, ShellRequest{Command: "sh ./own.sh", Approved: true})
+	own := e.home + "/.cache/lovia/sandbox-cache/"
+	if res.ExitCode != 0 || !strings.Contains(out, own+"go-build "+own+"xdg "+own+"npm "+own+"pip") {
+		t.Fatalf("lovia's cache: %+v %q", res, out)
+	}
+	if !strings.Contains(w.Instructions(), own+"go-build") {
 		t.Errorf("instructions do not name the cache:\n%s", w.Instructions())
 	}
+	// workspace.writable naming the user's cache keeps it in use, writable.
 	cfg := e.config(PresetCoding)
+	cfg.Sandbox = SandboxRequired
+	cfg.Writable = append(cfg.Writable, "~/.cache/go-build")
+	named, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer named.Close()
+	if res, out := run(t, named, ShellRequest{Command: "sh ./c.sh; echo \"[$GOCACHE]\"", Approved: true}); res.ExitCode != 0 || !strings.Contains(out, "[]") {
+		t.Fatalf("a writable-named cache: %+v %q", res, out)
+	}
+	cfg = e.config(PresetCoding)
 	cfg.Sandbox, cfg.StrictSandbox = SandboxRequired, true
 	strict, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, out := run(t, strict, ShellRequest{Command: "sh ./c.sh", Approved: true}); res.ExitCode == 0 || !strings.Contains(out, "Permission denied") {
+	defer strict.Close()
+	if res, out := run(t, strict, ShellRequest{Command: "sh ./c.sh", Approved: true}); res.ExitCode == 0 || !strings.Contains(out, "ermission denied") {
 		t.Fatalf("strict sandbox let the cache write through: %+v %q", res, out)
 	}
 }
@@ -323,7 +349,7 @@ func TestSandboxExecServer(t *testing.T) {
 		}
 	}
 	sb := w.executor.(*SandboxExecutor)
-	if sb.srv == nil || !sb.srv.alive() {
+	if sb.srv[1] == nil || !sb.srv[1].alive() {
 		t.Fatal("exec server not used")
 	}
 	// Many commands cost one helper start, not one each.
@@ -345,8 +371,8 @@ func TestSandboxExecServer(t *testing.T) {
 		t.Fatalf("grandchild: %+v %q after %v", res, out, time.Since(start))
 	}
 	// The server survives a crash of its own: killed, it is restarted.
-	sb.srv.close()
-	time.Sleep(50 * time.Millisecond)
+	sb.srv[1].close()
+	<-sb.srv[1].exited
 	if res, out := run(t, w, ShellRequest{Command: "cat in.txt"}); res.ExitCode != 0 || out != "b\na\n" {
 		t.Fatalf("after server death: %+v %q", res, out)
 	}

@@ -76,7 +76,6 @@ func New(cfg Config) (*Workspace, error) {
 	if cfg.ShellTimeout > 0 {
 		w.shellTimeout = time.Duration(cfg.ShellTimeout) * time.Second
 	}
-	w.envList, w.baseEnv = buildEnv(cfg)
 	mode := cfg.Sandbox
 	if mode == "" {
 		mode = SandboxAuto
@@ -103,10 +102,24 @@ func New(cfg Config) (*Workspace, error) {
 			}
 			helper = []string{exe, sandbox.Subcommand}
 		}
-		sb := &SandboxExecutor{Helper: helper, Writable: p.WritableRoots(), Readable: []string{"/"}, Required: mode == SandboxRequired}
+		sb := &SandboxExecutor{Helper: helper, Writable: p.WritableRoots(), Readable: []string{"/"}, Required: mode == SandboxRequired,
+			Namespaces: sandbox.NamespacesSupported, Network: p.network, Protect: protectedPaths(p.root), Hide: p.hiddenStores()}
 		if !cfg.StrictSandbox && p.preset.WriteInside == Allow {
-			sb.Caches = toolCaches(p.home)
+			// Build caches shared with the user's own builds stay read-only (a poisoned
+			// entry would run in the user's next build); commands get lovia's own.
+			var env map[string]string
+			sb.Caches, env = sandboxCaches(p)
+			for k, v := range env {
+				if _, set := cfg.Env[k]; !set {
+					if cfg.Env == nil {
+						cfg.Env = map[string]string{}
+					}
+					cfg.Env[k] = v
+				}
+			}
 		}
+		w.envList, w.baseEnv = buildEnv(cfg)
+		sb.Env = w.envList
 		w.executor = sb
 		if mode == SandboxAuto {
 			// The kernel has Landlock, so the prompt says commands are confined; a helper
@@ -115,13 +128,37 @@ func New(cfg Config) (*Workspace, error) {
 			sb.probeAsync()
 			break
 		}
+		if !sandbox.NamespacesSupported {
+			return nil, errs.Newf(errs.KindConfig, "use Linux (user, mount and PID namespaces and Landlock), or --sandbox auto|off", "sandbox required but this system has no namespaces")
+		}
 		if err := sb.Probe(); err != nil {
+			if _, nsErr := sb.Layers(); nsErr != nil {
+				return nil, errs.Wrap(errs.KindConfig, nsErr, "sandbox required but the namespace layer is unavailable", "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0), or use --sandbox auto (Landlock alone, reported by lovia doctor)")
+			}
 			return nil, errs.Wrap(errs.KindConfig, err, "sandbox required but its helper does not work", "check that `lovia "+sandbox.Subcommand+"` is available (same lovia binary), or use --sandbox auto|off")
 		}
 	default:
 		return nil, errs.Newf(errs.KindConfig, "use --sandbox off, auto or required", "unknown sandbox mode %q", cfg.Sandbox)
 	}
+	if w.envList == nil {
+		w.envList, w.baseEnv = buildEnv(cfg)
+	}
 	return w, nil
+}
+
+// SandboxLayers reports what confines commands (for lovia doctor and tests): the
+// exec server's report, and why the namespaces are off (nil when on). ok is false
+// when commands do not run through the sandbox at all.
+func (w *Workspace) SandboxLayers() (rep sandbox.Report, nsErr error, ok bool) {
+	sb, isSB := w.executor.(*SandboxExecutor)
+	if !isSB {
+		return rep, nil, false
+	}
+	if sb.probed != nil {
+		<-sb.probed
+	}
+	rep, nsErr = sb.Layers()
+	return rep, nsErr, true
 }
 
 // SetExecutor replaces the shell executor (tests, other sandboxes).
@@ -162,11 +199,23 @@ func (w *Workspace) Close() error {
 // envKeep are passed to commands by default: nothing secret.
 var envKeep = []string{"PATH", "HOME", "LANG", "LANGUAGE", "TERM", "TMPDIR", "USER", "LOGNAME", "SHELL", "TZ"}
 
+// secretEnv reports variables that hold keys: never passed on from lovia's own
+// environment, not even with inherit_env (workspace.env can still set one by name).
+func secretEnv(k string) bool {
+	u := strings.ToUpper(k)
+	for _, s := range []string{"_API_KEY", "_TOKEN", "_ACCESS_KEY", "_PASSWORD", "_CREDENTIALS"} {
+		if strings.HasSuffix(u, s) {
+			return true
+		}
+	}
+	return strings.Contains(u, "SECRET") || strings.HasPrefix(u, "LOVIA_") && strings.Contains(u, "KEY") || u == "APIKEY" || u == "API_KEY"
+}
+
 func buildEnv(cfg Config) ([]string, map[string]string) {
 	m := map[string]string{}
 	if cfg.InheritEnv {
 		for _, kv := range os.Environ() {
-			if k, v, ok := strings.Cut(kv, "="); ok {
+			if k, v, ok := strings.Cut(kv, "="); ok && !secretEnv(k) {
 				m[k] = v
 			}
 		}
@@ -314,35 +363,79 @@ func (w *Workspace) checkPath(path string, op Op, g gate) (string, Decision, err
 	return abs, d, nil
 }
 
-// toolCaches are the per-user caches builds write (only existing ones): without
-// them `go test`, `npm install` or `cargo build` fail inside the sandbox.
-func toolCaches(home string) []string {
-	var cands []string
-	for _, k := range []string{"GOCACHE", "GOMODCACHE", "XDG_CACHE_HOME", "npm_config_cache", "CARGO_HOME", "PIP_CACHE_DIR"} {
-		if v := os.Getenv(k); v != "" && filepath.IsAbs(v) {
-			cands = append(cands, v)
-		}
+// sandboxCaches are lovia's own writable build caches for sandboxed commands, and
+// the variables pointing the tools at them (GOCACHE, XDG_CACHE_HOME, npm and pip).
+// The user's own caches stay read-only to commands unless workspace.writable names
+// them (then the tool keeps using it): a writable shared cache is a code-planting
+// route, since a poisoned GOCACHE entry runs in the user's next build.
+func sandboxCaches(p *Policy) ([]string, map[string]string) {
+	base, err := os.UserCacheDir()
+	if err != nil || !filepath.IsAbs(base) {
+		return nil, nil
 	}
-	if gp := os.Getenv("GOPATH"); gp != "" {
-		for _, d := range filepath.SplitList(gp) {
-			cands = append(cands, filepath.Join(d, "pkg", "mod"))
+	base = filepath.Join(base, "lovia", "sandbox-cache")
+	// The user's location of each cache, as the tool would find it.
+	userCache := func(env, def string) string {
+		if v := os.Getenv(env); filepath.IsAbs(v) {
+			return v
 		}
+		return def
 	}
-	if home != "" {
-		for _, d := range []string{".cache", "go/pkg/mod", ".npm", ".cargo/registry", ".cargo/git", ".m2/repository", ".gradle/caches", ".pnpm-store", ".yarn/berry/cache", ".bun/install/cache", "Library/Caches"} {
-			cands = append(cands, filepath.Join(home, d))
+	xdg := userCache("XDG_CACHE_HOME", filepath.Join(p.home, ".cache"))
+	tools := []struct{ env, dir, user string }{
+		{"GOCACHE", "go-build", userCache("GOCACHE", filepath.Join(xdg, "go-build"))},
+		{"XDG_CACHE_HOME", "xdg", xdg},
+		{"npm_config_cache", "npm", userCache("npm_config_cache", filepath.Join(p.home, ".npm"))},
+		{"PIP_CACHE_DIR", "pip", userCache("PIP_CACHE_DIR", filepath.Join(xdg, "pip"))},
+	}
+	var dirs []string
+	env := map[string]string{}
+	for _, t := range tools {
+		if d, _ := p.DecidePath(resolveLoose(t.user), OpWrite); d == Allow {
+			continue // workspace.writable names it: the tool keeps the user's cache
 		}
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, c := range cands {
-		c = resolveLoose(c)
-		if seen[c] || c == "/" || c == home {
+		dir := filepath.Join(base, t.dir)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			continue
 		}
-		if fi, err := os.Stat(c); err == nil && fi.IsDir() {
-			seen[c] = true
-			out = append(out, c)
+		dirs = append(dirs, dir)
+		env[t.env] = dir
+	}
+	return dirs, env
+}
+
+// protectedPaths are the files in the root that run code later, outside any sandbox
+// (git's configuration and hooks, lovia's own configuration): read-only to sandboxed
+// commands. Those missing when a sandbox starts cannot be mounted over; the exec
+// server restarts when one appears.
+func protectedPaths(root string) []string {
+	git := filepath.Join(root, ".git")
+	out := []string{filepath.Join(git, "config"), filepath.Join(git, "config.worktree"), filepath.Join(git, "hooks"), filepath.Join(root, ".lovia")}
+	if fi, err := os.Lstat(git); err == nil && fi.IsDir() {
+		// Without a hooks directory a command could create one; an empty one is what
+		// git init makes anyway.
+		_ = os.Mkdir(filepath.Join(git, "hooks"), 0o755)
+		mods, _ := filepath.Glob(filepath.Join(git, "modules", "*"))
+		for _, m := range mods {
+			out = append(out, filepath.Join(m, "config"), filepath.Join(m, "hooks"))
+		}
+	}
+	return out
+}
+
+// hiddenStores are the credential stores (the policy's list) that exist and that no
+// path rule opens for reading: sandboxed commands see them empty.
+func (p *Policy) hiddenStores() []string {
+	var out []string
+	for _, c := range credentialStores {
+		pat := expandHome(c, p.home)
+		ms, _ := filepath.Glob(pat)
+		for _, m := range ms {
+			abs := resolveLoose(m)
+			if d, _ := p.DecidePath(abs, OpRead); d == Allow {
+				continue
+			}
+			out = append(out, abs)
 		}
 	}
 	return out

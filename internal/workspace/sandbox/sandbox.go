@@ -1,7 +1,15 @@
-// Package sandbox confines child processes with Linux Landlock. lovia never restricts
-// itself: each command is started through a helper — lovia re-executed with the
-// hidden subcommand Subcommand — which applies the rules to itself and then execs the
+// Package sandbox confines child processes on Linux. lovia never restricts itself:
+// each command is started through a helper — lovia re-executed with the hidden
+// subcommand Subcommand — which applies the rules to itself and then execs the
 // command, so the restriction covers exactly that command and its descendants.
+//
+// Layers (each optional, each reported by Layers):
+//   - Landlock: writes only under the RW directories; TCP connect/bind denied when
+//     DenyNet is set (ABI >= 4);
+//   - namespaces (NS; the parent starts the helper with NamespaceAttr): a user, mount
+//     and PID namespace — a private /proc, read-only binds over Protect, empty
+//     read-only mounts over Hide, a process limit — and, unless the command may use
+//     the network, a network namespace with only loopback.
 package sandbox
 
 import (
@@ -9,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -26,6 +35,70 @@ type Options struct {
 	RO []string
 	// Required makes the helper fail rather than run unconfined.
 	Required bool
+	// NS: the helper was started in new user, mount and PID namespaces
+	// (NamespaceAttr) and sets them up before Landlock.
+	NS bool
+	// NetNS: it is in a new network namespace too (loopback is brought up).
+	NetNS bool
+	// DenyNet denies TCP connect and bind with Landlock (the layer used when there is
+	// no network namespace).
+	DenyNet bool
+	// Protect are paths mounted read-only (with NS): files that run code later, such
+	// as .git/config, .git/hooks and .lovia.
+	Protect []string
+	// Hide are paths replaced by empty read-only ones (with NS): credential stores.
+	Hide []string
+	// MaxProcs bounds the processes of the PID namespace (with NS), so a fork bomb
+	// stops there; 0 means DefaultMaxProcs.
+	MaxProcs int
+}
+
+// Report is what a helper put in force (the exec server sends it when it starts).
+type Report struct {
+	Landlock    int      `json:"landlock,omitempty"` // ABI version applied, 0 = none
+	Namespaces  bool     `json:"namespaces,omitempty"`
+	PrivateProc bool     `json:"private_proc,omitempty"`
+	NetNS       bool     `json:"netns,omitempty"`
+	DenyNetTCP  bool     `json:"deny_net_tcp,omitempty"` // Landlock TCP rules
+	ProcLimit   string   `json:"proc_limit,omitempty"`   // what bounds the process count
+	Protected   []string `json:"protected,omitempty"`
+	Hidden      []string `json:"hidden,omitempty"`
+}
+
+// DefaultMaxProcs is the process limit of a sandbox's PID namespace.
+const DefaultMaxProcs = 4096
+
+// flags renders o as helper flags (shared by Args and ServerArgs).
+func (o Options) flags() []string {
+	var out []string
+	for _, p := range o.RW {
+		out = append(out, "--rw", p)
+	}
+	for _, p := range o.RO {
+		out = append(out, "--ro", p)
+	}
+	for _, p := range o.Protect {
+		out = append(out, "--protect", p)
+	}
+	for _, p := range o.Hide {
+		out = append(out, "--hide", p)
+	}
+	if o.Required {
+		out = append(out, "--required")
+	}
+	if o.NS {
+		out = append(out, "--ns")
+	}
+	if o.NetNS {
+		out = append(out, "--netns")
+	}
+	if o.DenyNet {
+		out = append(out, "--deny-net")
+	}
+	if o.MaxProcs > 0 {
+		out = append(out, "--max-procs", strconv.Itoa(o.MaxProcs))
+	}
+	return out
 }
 
 // ABI returns the kernel's Landlock ABI version (0 when unavailable) and why.
@@ -39,32 +112,12 @@ func ABI() (int, error) {
 
 // ServerArgs builds the arguments of the exec server (socket on fd 3).
 func ServerArgs(o Options) []string {
-	out := []string{ServeFlag}
-	for _, p := range o.RW {
-		out = append(out, "--rw", p)
-	}
-	for _, p := range o.RO {
-		out = append(out, "--ro", p)
-	}
-	if o.Required {
-		out = append(out, "--required")
-	}
-	return out
+	return append([]string{ServeFlag}, o.flags()...)
 }
 
 // Args builds the helper's arguments (after the executable and Subcommand).
 func Args(o Options, path string, argv []string) []string {
-	out := make([]string, 0, 2*len(o.RW)+2*len(o.RO)+len(argv)+6)
-	for _, p := range o.RW {
-		out = append(out, "--rw", p)
-	}
-	for _, p := range o.RO {
-		out = append(out, "--ro", p)
-	}
-	if o.Required {
-		out = append(out, "--required")
-	}
-	out = append(out, "--path", path, "--")
+	out := append(o.flags(), "--path", path, "--")
 	return append(out, argv...)
 }
 
@@ -88,8 +141,18 @@ func Main(args []string, stderr io.Writer) int {
 			argv = args[i+1:]
 			break
 		}
-		if a == "--required" {
+		switch a {
+		case "--required":
 			o.Required = true
+			continue
+		case "--ns":
+			o.NS = true
+			continue
+		case "--netns":
+			o.NetNS = true
+			continue
+		case "--deny-net":
+			o.DenyNet = true
 			continue
 		}
 		if i+1 >= len(args) {
@@ -101,6 +164,17 @@ func Main(args []string, stderr io.Writer) int {
 			o.RW = append(o.RW, args[i+1])
 		case "--ro":
 			o.RO = append(o.RO, args[i+1])
+		case "--protect":
+			o.Protect = append(o.Protect, args[i+1])
+		case "--hide":
+			o.Hide = append(o.Hide, args[i+1])
+		case "--max-procs":
+			n, err := strconv.Atoi(args[i+1])
+			if err != nil || n <= 0 {
+				fmt.Fprintf(stderr, "lovia sandbox: bad --max-procs %q\n", args[i+1])
+				return 126
+			}
+			o.MaxProcs = n
 		case "--path":
 			path = args[i+1]
 		default:
@@ -109,12 +183,26 @@ func Main(args []string, stderr io.Writer) int {
 		}
 		i++
 	}
+	var rep Report
+	if o.NS {
+		// Before Landlock: a Landlock domain may not mount.
+		if err := setupNamespaces(o, &rep); err != nil {
+			fmt.Fprintf(stderr, "lovia sandbox: %v\n", err)
+			return 126
+		}
+	} else {
+		bestEffortLifetime()
+	}
 	if server {
 		if err := Restrict(o); err != nil {
 			fmt.Fprintf(stderr, "lovia sandbox: %v\n", err)
 			return 126
 		}
-		return serve(os.NewFile(3, "sandbox-socket"), stderr)
+		if v, _ := ABI(); v > 0 {
+			rep.Landlock = v
+			rep.DenyNetTCP = o.DenyNet && v >= 4
+		}
+		return serve(os.NewFile(3, "sandbox-socket"), stderr, o.NS, rep)
 	}
 	if len(argv) == 0 {
 		fmt.Fprintln(stderr, "lovia sandbox: no command given (usage: "+Subcommand+" --rw DIR --ro DIR --path PROG -- ARGV...)")
@@ -126,6 +214,12 @@ func Main(args []string, stderr io.Writer) int {
 	if err := Restrict(o); err != nil {
 		fmt.Fprintf(stderr, "lovia sandbox: %v\n", err)
 		return 126
+	}
+	if o.NS {
+		// The helper is the init of its PID namespace: it runs the command as a child
+		// (which then has ordinary signal semantics) and, by exiting when the command
+		// ends, makes the kernel kill whatever the command left behind.
+		return runAsInit(path, argv, stderr)
 	}
 	err := execve(path, argv, os.Environ())
 	fmt.Fprintf(stderr, "lovia sandbox: exec %s: %v\n", path, err)
@@ -148,7 +242,13 @@ func Restrict(o Options) error {
 		landlock.RWDirs(existing(o.RW)...).WithRefer(),
 		landlock.RWFiles(existing(deviceFiles)...).WithIoctlDev(),
 	}
-	if err := landlock.V7.BestEffort().RestrictPaths(rules...); err != nil {
+	cfg := landlock.V7.BestEffort()
+	restrict := cfg.RestrictPaths
+	if o.DenyNet {
+		// Restrict handles TCP connect/bind too (ABI >= 4) and no rule allows any port.
+		restrict = cfg.Restrict
+	}
+	if err := restrict(rules...); err != nil {
 		return fmt.Errorf("applying landlock rules: %w", err)
 	}
 	return nil
