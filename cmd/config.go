@@ -3,7 +3,6 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -47,7 +46,7 @@ func configRun(opts *ConfigOptions) error {
 		return err
 	}
 	// The chosen preset supplies model and policy where nothing more specific did.
-	set, err := preset.Load(preset.Dirs{User: filepath.Join(cfg.UserDir, "presets"), Project: filepath.Join(cfg.ProjectDir(), "presets")})
+	set, err := preset.Load(cfg.PresetDirs())
 	if err != nil {
 		return err
 	}

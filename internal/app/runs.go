@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/errs"
@@ -23,7 +22,7 @@ type Store struct {
 
 // OpenStore loads the configuration of opts and opens its database.
 func OpenStore(ctx context.Context, opts Options) (*Store, error) {
-	cfg, err := config.Load(config.Options{Cwd: opts.Cwd, Getenv: opts.Getenv, Flags: opts.Flags})
+	cfg, err := config.Load(config.Options{Cwd: opts.Cwd, Getenv: opts.Getenv, Flags: opts.Flags, Trust: opts.Trust})
 	if err != nil {
 		return nil, err
 	}
@@ -113,14 +112,14 @@ func RestoreModel(opts Options, st *Settings) (config.Override, bool, error) {
 	if st.Model == "" {
 		return config.Override{}, false, nil
 	}
-	cfg, err := config.Load(config.Options{Cwd: opts.Cwd, Getenv: opts.Getenv, Flags: opts.Flags})
+	cfg, err := config.Load(config.Options{Cwd: opts.Cwd, Getenv: opts.Getenv, Flags: opts.Flags, Trust: opts.Trust})
 	if err != nil {
 		return config.Override{}, false, err
 	}
 	if cfg.Source("model").Layer == config.LayerFlag {
 		return config.Override{}, false, nil
 	}
-	set, err := preset.Load(preset.Dirs{User: filepath.Join(cfg.UserDir, "presets"), Project: filepath.Join(cfg.ProjectDir(), "presets")})
+	set, err := preset.Load(cfg.PresetDirs())
 	if err != nil {
 		return config.Override{}, false, err
 	}

@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -208,7 +207,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // checkPreset loads the presets and returns the effective model (the configured one,
 // else the preset's).
 func checkPreset(cfg *config.Config) (Result, string) {
-	set, err := preset.Load(preset.Dirs{User: filepath.Join(cfg.UserDir, "presets"), Project: filepath.Join(cfg.ProjectDir(), "presets")})
+	set, err := preset.Load(cfg.PresetDirs())
 	if err != nil {
 		return failure("preset", err, "fix the preset file named above"), cfg.Model
 	}
