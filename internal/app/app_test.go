@@ -29,8 +29,9 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{dir: filepath.Join(base, "repo"), home: filepath.Join(base, "home")}
 	os.MkdirAll(filepath.Join(f.dir, ".git"), 0o755)
 	os.MkdirAll(f.home, 0o755)
-	f.env = map[string]string{"HOME": f.home, "XDG_CONFIG_HOME": filepath.Join(f.home, ".config"), "LOVIA_HOME": filepath.Join(f.home, "data")}
-	f.write(t, ".lovia/config.yaml", "workspace:\n  sandbox: \"off\"\n")
+	f.env = map[string]string{"HOME": f.home, "XDG_CONFIG_HOME": filepath.Join(f.home, ".config"), "LOVIA_HOME": filepath.Join(f.home, "data"),
+		"LOVIA_SANDBOX": "off"}
+	f.write(t, ".lovia/config.yaml", "# project settings\n")
 	return f
 }
 
@@ -45,8 +46,14 @@ func (f *fixture) write(t *testing.T, rel, body string) {
 
 func (f *fixture) app(t *testing.T, memory bool, flags ...config.Override) *App {
 	t.Helper()
+	return f.appTrust(t, memory, false, flags...)
+}
+
+// appTrust builds the App with the project folder trusted (--trust) or not.
+func (f *fixture) appTrust(t *testing.T, memory, trusted bool, flags ...config.Override) *App {
+	t.Helper()
 	a, err := New(context.Background(), Options{Cwd: f.dir, Getenv: func(k string) string { return f.env[k] },
-		Flags: flags, Memory: memory, LogWriter: io.Discard})
+		Flags: flags, Memory: memory, LogWriter: io.Discard, Trust: trusted})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,13 +128,18 @@ func TestPresetsBecomeAgents(t *testing.T) {
 func TestPolicyAndModelPrecedence(t *testing.T) {
 	f := newFixture(t)
 	f.write(t, ".lovia/presets/fast.yaml", "description: d\ninstructions: i\nmodel: script:fast.yaml\npolicy: trusted\n")
-	a := f.app(t, true, config.Override{Key: "preset", Value: "fast", Flag: "--preset"})
+	a := f.appTrust(t, true, true, config.Override{Key: "preset", Value: "fast", Flag: "--preset"})
 	pr, err := a.Prepare(context.Background(), RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pr.Settings.Model != "script:fast.yaml" || pr.Settings.Policy != "trusted" {
 		t.Errorf("preset defaults not applied: %+v", pr.Settings)
+	}
+	// Untrusted, the repository preset's trusted policy is ignored (coding).
+	a = f.app(t, true, config.Override{Key: "preset", Value: "fast", Flag: "--preset"})
+	if pr, err = a.Prepare(context.Background(), RunOptions{}); err != nil || pr.Settings.Model != "script:fast.yaml" || pr.Settings.Policy != "coding" {
+		t.Errorf("untrusted repository preset: %+v %v", pr.Settings, err)
 	}
 	a = f.app(t, true, config.Override{Key: "preset", Value: "fast", Flag: "--preset"},
 		config.Override{Key: "policy", Value: "readonly", Flag: "--policy"},
