@@ -17,7 +17,7 @@ import (
 // covers (TestSplitCoversEveryField checks every key has a row).
 func TestSplit(t *testing.T) {
 	tests := []struct {
-		field, name string
+		field, name   string
 		user, project string
 		loose         []string // keys that need trust (nil: everything applies)
 		check         func(*Config) bool
@@ -54,7 +54,9 @@ func TestSplit(t *testing.T) {
 				return len(c.Workspace.CommandRules) == 2 && c.Workspace.CommandRules[0].Prefix == "rm"
 			}},
 		{"workspace.command_rules", "an ask that would override the user's deny", "workspace: {command_rules: [{prefix: git, decision: deny}]}\n", "workspace: {command_rules: [{prefix: git push, decision: ask}]}\n",
-			[]string{"workspace.command_rules[0]"}, func(c *Config) bool { return len(c.Workspace.CommandRules) == 1 && c.Workspace.CommandRules[0].Prefix == "git" }},
+			[]string{"workspace.command_rules[0]"}, func(c *Config) bool {
+				return len(c.Workspace.CommandRules) == 1 && c.Workspace.CommandRules[0].Prefix == "git"
+			}},
 		{"workspace.inherit_env", "inherit_env", "", "workspace: {inherit_env: true}\n", []string{"workspace.inherit_env"}, func(c *Config) bool { return !c.Workspace.InheritEnv }},
 		{"workspace.inherit_env", "inherit_env false", "workspace: {inherit_env: true}\n", "workspace: {inherit_env: false}\n", nil, func(c *Config) bool { return !c.Workspace.InheritEnv }},
 		{"workspace.env", "env", "", "workspace: {env: {BASH_ENV: /tmp/x, A: b}}\n", []string{"workspace.env.A", "workspace.env.BASH_ENV"}, func(c *Config) bool { return len(c.Workspace.Env) == 0 }},
