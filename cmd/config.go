@@ -65,7 +65,8 @@ func configRun(opts *ConfigOptions) error {
 	if opts.JSON {
 		enc := json.NewEncoder(f.IO.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"values": cfg.Values(), "files": cfg.Files, "root": cfg.Root, "user_dir": cfg.UserDir})
+		return enc.Encode(map[string]any{"values": cfg.Values(), "files": cfg.Files, "root": cfg.Root, "user_dir": cfg.UserDir,
+			"trust": map[string]any{"trusted": cfg.Trust.Trusted, "via": cfg.Trust.Via, "ignored": cfg.Trust.Ignored()}})
 	}
 	tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
@@ -85,6 +86,13 @@ func configRun(opts *ConfigOptions) error {
 	}
 	for _, p := range cfg.Files {
 		fmt.Fprintf(f.IO.Out, "config file:     %s\n", p)
+	}
+	switch t := cfg.Trust; {
+	case len(t.Entries) == 0:
+	case t.Trusted:
+		fmt.Fprintf(f.IO.Out, "trust:           trusted (%s): %d loosening project setting(s) apply\n", t.Via, len(t.Entries))
+	default:
+		fmt.Fprintf(f.IO.Out, "trust:           not trusted: %d loosening project setting(s) ignored (`lovia trust` shows them)\n", len(t.Entries))
 	}
 	return nil
 }

@@ -267,3 +267,39 @@ func TestWebPolicyFollowsWorkspacePolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestChildGetsNoLooserPolicy: a subagent (or eval case) whose preset asks for a
+// looser policy than its parent run's gets the parent's; a stricter one applies.
+func TestChildGetsNoLooserPolicy(t *testing.T) {
+	f := newFixture(t)
+	cfgDir := filepath.Join(f.home, ".config", "lovia", "presets")
+	os.MkdirAll(cfgDir, 0o755)
+	os.WriteFile(filepath.Join(cfgDir, "yolo.yaml"), []byte("description: d\ninstructions: i\npolicy: trusted\n"), 0o644)
+	a := f.app(t, true, config.Override{Key: "model", Value: "script:x.yaml", Flag: "--model"})
+	policyOf := func(opts runtime.Options) string {
+		var st Settings
+		if err := json.Unmarshal(opts.Settings, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Policy
+	}
+	for _, tt := range []struct{ child, parent, want string }{
+		{"yolo", "readonly", "readonly"},
+		{"yolo", "coding", "coding"},
+		{"yolo", "trusted", "trusted"},
+		{"reviewer", "trusted", "readonly"},
+		{"coder", "readonly", "readonly"},
+	} {
+		_, opts, err := a.buildChild(context.Background(), subagentsSpec(tt.child), tt.parent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := policyOf(opts); got != tt.want {
+			t.Errorf("child %s under %s: %s, want %s", tt.child, tt.parent, got, tt.want)
+		}
+	}
+	pr, err := a.Prepare(context.Background(), RunOptions{Preset: "yolo", PolicyCeiling: "readonly"})
+	if err != nil || pr.Settings.Policy != "readonly" {
+		t.Errorf("ceiling: %v %+v", err, pr.Settings)
+	}
+}
