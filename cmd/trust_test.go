@@ -49,3 +49,27 @@ func TestTrustCommand(t *testing.T) {
 		t.Errorf("nothing: %d %s", code, e.out)
 	}
 }
+
+// TestChatTrustPrompt: before the TUI starts, chat shows the project's untrusted
+// loosening settings and asks; yes trusts the folder, anything else continues
+// without them.
+func TestChatTrustPrompt(t *testing.T) {
+	e := newStoreEnv(t)
+	writeFile(t, filepath.Join(e.repoA, ".lovia", "config.yaml"), "hooks:\n  - {event: session_start, command: \"touch x\"}\n")
+	prompt := func(answer string) string {
+		var out strings.Builder
+		f := &Factory{IO: &IOStreams{In: strings.NewReader(answer), Out: &out, ErrOut: &out, StdinTTY: true, StdoutTTY: true},
+			Getenv: e.getenv, Common: &CommonFlags{Cwd: e.repoA}}
+		chatTrustPrompt(f, f.AppOptions())
+		return out.String()
+	}
+	if out := prompt("\n"); !strings.Contains(out, "hooks[0]") || !strings.Contains(out, "continuing without these 1 setting") {
+		t.Fatalf("no: %s", out)
+	}
+	if out := prompt("y\n"); !strings.Contains(out, "Trusted") {
+		t.Fatalf("yes: %s", out)
+	}
+	if out := prompt(""); out != "" {
+		t.Fatalf("asked again after trust: %s", out)
+	}
+}

@@ -646,8 +646,8 @@ func TestDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Commands run with HOME set to the test's home: point its Go build cache at the
-	// host's (a cold cache would compile the standard library). The demo's own
-	// .lovia/config.yaml makes ~/.cache/go-build writable in the sandbox.
+	// host's (a cold cache would compile the standard library). The sandbox lets
+	// builds write the cache lovia's GOCACHE names (commands do not inherit it).
 	out, err := exec.Command("go", "env", "GOCACHE").Output()
 	if err != nil {
 		t.Skip("no Go build cache")
@@ -658,6 +658,7 @@ func TestDemo(t *testing.T) {
 	if err := os.Symlink(strings.TrimSpace(string(out)), filepath.Join(e.home, ".cache", "go-build")); err != nil {
 		t.Fatal(err)
 	}
+	e.vars = append(e.vars, "GOCACHE="+strings.TrimSpace(string(out)))
 	// A unique comment forces a fresh compile, so the sandbox must let go write its cache.
 	f, err := os.OpenFile(filepath.Join(e.dir, "wordcount.go"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
