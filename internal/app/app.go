@@ -541,7 +541,13 @@ func (a *App) agentGraph(ctx context.Context, root *preset.Preset, model, policy
 			Limits: agent.Limits{MaxTurns: p.Limits.MaxTurns, BudgetTokens: p.Limits.BudgetTokens,
 				MaxToolOutputChars: p.Limits.MaxToolOutputChars},
 		}
-		plugins, err := a.plugins(ctx, p, policy, child)
+		// A handoff agent works under the run's policy, or its own preset's when that
+		// is stricter: never looser than the run.
+		pol := policy
+		if p != root {
+			pol = trust.Stricter(policy, a.Policy(p))
+		}
+		plugins, err := a.plugins(ctx, p, pol, child)
 		if err != nil {
 			return err
 		}

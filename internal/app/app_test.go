@@ -303,3 +303,36 @@ func TestChildGetsNoLooserPolicy(t *testing.T) {
 		t.Errorf("ceiling: %v %+v", err, pr.Settings)
 	}
 }
+
+// TestHandoffGetsNoLooserPolicy: a handoff agent runs under the run's policy, or its
+// preset's when stricter.
+func TestHandoffGetsNoLooserPolicy(t *testing.T) {
+	f := newFixture(t)
+	cfgDir := filepath.Join(f.home, ".config", "lovia", "presets")
+	os.MkdirAll(cfgDir, 0o755)
+	os.WriteFile(filepath.Join(cfgDir, "lead.yaml"), []byte("description: d\ninstructions: i\npolicy: readonly\nhandoffs: [yolo, reviewer]\n"), 0o644)
+	os.WriteFile(filepath.Join(cfgDir, "yolo.yaml"), []byte("description: d\ninstructions: i\npolicy: trusted\n"), 0o644)
+	a := f.app(t, true, config.Override{Key: "model", Value: "script:x.yaml", Flag: "--model"})
+	pr, err := a.Prepare(context.Background(), RunOptions{Preset: "lead"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range pr.Agent.Handoffs {
+		if slices.Contains(toolNames(t, h), "write_file") {
+			t.Errorf("handoff %s of a readonly run may write", h.Name)
+		}
+	}
+	// Under coding, a readonly handoff preset stays readonly.
+	os.WriteFile(filepath.Join(cfgDir, "lead.yaml"), []byte("description: d\ninstructions: i\npolicy: coding\nhandoffs: [ro]\n"), 0o644)
+	os.WriteFile(filepath.Join(cfgDir, "ro.yaml"), []byte("description: d\ninstructions: i\npolicy: readonly\n"), 0o644)
+	a = f.app(t, true, config.Override{Key: "model", Value: "script:x.yaml", Flag: "--model"})
+	if pr, err = a.Prepare(context.Background(), RunOptions{Preset: "lead"}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(toolNames(t, pr.Agent), "write_file") {
+		t.Fatalf("lead under coding cannot write: %v", toolNames(t, pr.Agent))
+	}
+	if ro := pr.Agent.Handoffs[0]; slices.Contains(toolNames(t, ro), "write_file") {
+		t.Errorf("the readonly handoff runs under coding: %v", toolNames(t, ro))
+	}
+}
