@@ -151,6 +151,9 @@ func (s *Set) addFS(fsys fs.FS, dir, origin string, untrusted bool) error {
 	return nil
 }
 
+// maxScanBytes bounds a project preset ProjectLoosening reads.
+const maxScanBytes = 1 << 20
+
 // defaultPolicy is the policy a project preset may set without trust (or stricter).
 const defaultPolicy = "coding"
 
@@ -182,6 +185,11 @@ func ProjectLoosening(dirs Dirs) []trust.Entry {
 			continue
 		}
 		file := filepath.Join(dirs.Project, name)
+		// Every command loads the configuration: a FIFO, a device or a huge file here
+		// must not hang or bloat it (Load reports what it cannot read).
+		if st, err := os.Stat(file); err != nil || !st.Mode().IsRegular() || st.Size() > maxScanBytes {
+			continue
+		}
 		data, err := os.ReadFile(file)
 		if err != nil {
 			continue
