@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/lovia-dev/lovia/internal/agent"
 	"github.com/lovia-dev/lovia/internal/app"
+	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/runtime"
@@ -31,7 +33,7 @@ type ChatOptions struct {
 // behaviour in flag tests.
 func NewCmdChat(f *Factory, runF func(*ChatOptions) error) *cobra.Command {
 	opts := &ChatOptions{F: f}
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "chat [PROMPT]",
 		Short: "Talk with the agent in an interactive terminal UI",
 		Long: `Start the interactive TUI in the current repository. Finished messages go to the
@@ -64,6 +66,8 @@ It needs a terminal; for scripts and CI use lovia run.`,
 			return runChat(ctx, opts)
 		},
 	}
+	addTrustFlag(c.Flags(), f)
+	return c
 }
 
 func runChat(ctx context.Context, opts *ChatOptions) error {
@@ -78,7 +82,11 @@ func runChat(ctx context.Context, opts *ChatOptions) error {
 		return errs.New(errs.KindUsage, "lovia chat needs a terminal: stdin is not a TTY",
 			`use "lovia run -" to read the prompt from stdin`)
 	}
-	a, err := f.NewApp(ctx, f.AppOptions())
+	aopts := f.AppOptions()
+	if !aopts.Trust {
+		chatTrustPrompt(f, aopts)
+	}
+	a, err := f.NewApp(ctx, aopts)
 	if err != nil {
 		return err
 	}
@@ -233,4 +241,30 @@ func (b *chatBackend) ContextWindow(model string) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.windows[model]
+}
+
+// chatTrustPrompt asks, before the TUI starts, whether to trust the folder when its
+// project settings ask for more than they get untrusted: it shows exactly those
+// settings; trusting records the folder (as `lovia trust` does), anything else
+// continues without them.
+func chatTrustPrompt(f *Factory, aopts app.Options) {
+	cfg, err := config.Load(config.Options{Cwd: aopts.Cwd, Getenv: aopts.Getenv, Flags: aopts.Flags})
+	if err != nil || len(cfg.Trust.Ignored()) == 0 {
+		return // a config error is reported by NewApp
+	}
+	t := cfg.Trust
+	w := f.IO.ErrOut
+	fmt.Fprintf(w, "This folder (%s) has project settings that widen what the agent may do or run code:\n", t.Root)
+	for _, e := range t.Entries {
+		fmt.Fprintf(w, "  %s\n", e.String(t.Root))
+	}
+	if askYesNo(f.IO.In, w, "Trust this folder and use them? [y/N] (N continues without them) ") {
+		if err := t.Record(); err != nil {
+			fmt.Fprintf(w, "lovia: could not record trust: %v; continuing without them\n", err)
+			return
+		}
+		fmt.Fprintf(w, "Trusted %s (lovia trust --untrust forgets it).\n", t.Root)
+		return
+	}
+	fmt.Fprintf(w, "lovia: continuing without these %d setting(s); run `lovia trust` to use them.\n", len(t.Entries))
 }

@@ -3,7 +3,6 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -47,7 +46,7 @@ func configRun(opts *ConfigOptions) error {
 		return err
 	}
 	// The chosen preset supplies model and policy where nothing more specific did.
-	set, err := preset.Load(preset.Dirs{User: filepath.Join(cfg.UserDir, "presets"), Project: filepath.Join(cfg.ProjectDir(), "presets")})
+	set, err := preset.Load(cfg.PresetDirs())
 	if err != nil {
 		return err
 	}
@@ -66,7 +65,8 @@ func configRun(opts *ConfigOptions) error {
 	if opts.JSON {
 		enc := json.NewEncoder(f.IO.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"values": cfg.Values(), "files": cfg.Files, "root": cfg.Root, "user_dir": cfg.UserDir})
+		return enc.Encode(map[string]any{"values": cfg.Values(), "files": cfg.Files, "root": cfg.Root, "user_dir": cfg.UserDir,
+			"trust": map[string]any{"trusted": cfg.Trust.Trusted, "via": cfg.Trust.Via, "ignored": cfg.Trust.Ignored()}})
 	}
 	tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
@@ -86,6 +86,13 @@ func configRun(opts *ConfigOptions) error {
 	}
 	for _, p := range cfg.Files {
 		fmt.Fprintf(f.IO.Out, "config file:     %s\n", p)
+	}
+	switch t := cfg.Trust; {
+	case len(t.Entries) == 0:
+	case t.Trusted:
+		fmt.Fprintf(f.IO.Out, "trust:           trusted (%s): %d loosening project setting(s) apply\n", t.Via, len(t.Entries))
+	default:
+		fmt.Fprintf(f.IO.Out, "trust:           not trusted: %d loosening project setting(s) ignored (`lovia trust` shows them)\n", len(t.Entries))
 	}
 	return nil
 }

@@ -48,6 +48,7 @@ Exit codes: 0 nothing to fix, 1 at least one ✗.`,
 	}
 	c.Flags().BoolVar(&opts.JSON, "json", false, "print the results as JSON")
 	c.Flags().DurationVar(&opts.Timeout, "timeout", doctor.DefaultTimeout, "how long to wait for the model's server")
+	addTrustFlag(c.Flags(), f)
 	return c
 }
 
@@ -59,7 +60,7 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	rs := doctor.Run(ctx, doctor.Options{
 		Cwd: f.Common.Cwd, Getenv: f.Getenv, Flags: f.Common.Overrides(),
 		HTTPClient: opts.HTTPClient, Timeout: opts.Timeout, Landlock: opts.Landlock,
-		Bundled: bundledskills.FS,
+		Bundled: bundledskills.FS, Trust: f.Common.Trust,
 	})
 	var err error
 	if opts.JSON {

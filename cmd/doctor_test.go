@@ -100,7 +100,11 @@ func TestMCPCommand(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(e.repoA, ".lovia", "config.yaml"),
 		"mcp:\n  servers:\n    broken:\n      command: "+filepath.Join(e.repoA, "no-such-server")+"\n      startup_timeout: 5s\n    off:\n      command: whatever\n      disabled: true\n")
-	if code := e.run(e.repoA, "mcp", "list"); code != 1 {
+	// Untrusted, the project's servers are not started: the notice names them.
+	if code := e.run(e.repoA, "mcp", "list"); code != 0 || !strings.Contains(e.errb.String(), "mcp.servers.broken") {
+		t.Fatalf("untrusted project servers: exit %d\n%s%s", code, e.out, e.errb)
+	}
+	if code := e.run(e.repoA, "mcp", "list", "--trust"); code != 1 {
 		t.Fatalf("failing server: exit %d, want 1\n%s", code, e.out)
 	}
 	out := e.out.String()
@@ -109,7 +113,7 @@ func TestMCPCommand(t *testing.T) {
 			t.Errorf("lovia mcp list lacks %q:\n%s", want, out)
 		}
 	}
-	if code := e.run(e.repoA, "mcp", "--json"); code != 1 {
+	if code := e.run(e.repoA, "mcp", "--json", "--trust"); code != 1 {
 		t.Fatalf("--json exit %d", code)
 	}
 	var list []struct{ Name, Status, Error string }

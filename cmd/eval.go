@@ -63,6 +63,7 @@ Exit codes: 0 every case passed (and nothing regressed against the baseline),
 		},
 	}
 	fl := c.Flags()
+	addTrustFlag(fl, f)
 	fl.StringVar(&opts.Baseline, "baseline", "", "compare with the JSON report in `FILE`")
 	fl.StringVar(&opts.Save, "out", "", "also write the report as JSON to `FILE`")
 	// --save is the earlier name of --out.
@@ -93,12 +94,17 @@ func evalRun(ctx context.Context, opts *EvalOptions) error {
 		return err
 	}
 	defer a.Close()
+	printTrustNotice(f, a)
+	// A case's preset may tighten the policy the command line (or configuration)
+	// gives, never loosen it: case files are often repository content.
+	ceiling := a.CeilingPolicy()
 
 	run := func(ctx context.Context, c eval.Case, sample int) eval.Outcome {
 		start := time.Now()
 		// eval.Run already made script: paths relative to the cases file.
 		h, _, err := a.Start(ctx, runtime.Text(c.Input), app.RunOptions{
 			Preset: c.Preset, Model: c.Model, MaxTurns: c.MaxTurns, Approvals: runtime.ApprovalDenyAll,
+			PolicyCeiling: ceiling,
 		})
 		if err != nil {
 			return eval.Outcome{Err: err, Duration: time.Since(start)}

@@ -47,7 +47,7 @@ func loadConfigQuiet(f *Factory) *config.Config {
 func completePresets(f *Factory, toComplete string) []cobra.Completion {
 	dirs := preset.Dirs{}
 	if cfg := loadConfigQuiet(f); cfg != nil {
-		dirs = preset.Dirs{User: filepath.Join(cfg.UserDir, "presets"), Project: filepath.Join(cfg.ProjectDir(), "presets")}
+		dirs = cfg.PresetDirs()
 	}
 	set, err := preset.Load(dirs)
 	if err != nil {

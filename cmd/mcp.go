@@ -54,6 +54,7 @@ Without a subcommand, lovia mcp is lovia mcp list.`,
 	for _, cc := range []*cobra.Command{c, list} {
 		cc.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 		cc.Flags().BoolVar(&opts.Tools, "tools", true, "list each server's tools")
+		addTrustFlag(cc.Flags(), f)
 	}
 	c.AddCommand(list)
 	return c
@@ -64,9 +65,13 @@ func mcpList(ctx context.Context, opts *MCPOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg, err := config.Load(config.Options{Cwd: f.Common.Cwd, Getenv: f.Getenv, Flags: f.Common.Overrides()})
+	cfg, err := config.Load(config.Options{Cwd: f.Common.Cwd, Getenv: f.Getenv, Flags: f.Common.Overrides(), Trust: f.Common.Trust})
 	if err != nil {
 		return err
+	}
+	// An untrusted project's servers are not started (the notice names them).
+	if n := cfg.Trust.Notice(); n != "" {
+		fmt.Fprint(f.IO.ErrOut, n)
 	}
 	list := []mcp.ServerStatus{}
 	if len(cfg.MCP.Servers) > 0 {

@@ -3,7 +3,6 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -45,7 +44,7 @@ func presetsRun(opts *PresetsOptions) error {
 	if err != nil {
 		return err
 	}
-	set, err := preset.Load(preset.Dirs{User: filepath.Join(cfg.UserDir, "presets"), Project: filepath.Join(cfg.ProjectDir(), "presets")})
+	set, err := preset.Load(cfg.PresetDirs())
 	if err != nil {
 		return err
 	}

@@ -72,6 +72,7 @@ Exit codes as for lovia run: 0 completed, 1 failed, 2 usage error or unknown run
 		},
 	}
 	fl := c.Flags()
+	addTrustFlag(fl, f)
 	fl.StringVar(&opts.Output, "output", "", "output format: text, json or stream-json (default: the run's, else text)")
 	fl.StringVar(&opts.Approve, "approve", "", "answer for actions that need approval: none or all (default: the run's, else none)")
 	fl.BoolVar(&opts.Force, "force", false, "take over a run held by a process on another machine sharing the database (only if that process is gone)")
@@ -161,6 +162,7 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 		return err
 	}
 	defer a.Close()
+	printTrustNotice(f, a)
 
 	flags := maps.Clone(st.Flags)
 	if flags == nil {

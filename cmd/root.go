@@ -48,6 +48,9 @@ type CommonFlags struct {
 	Verbose  bool
 	Quiet    bool
 	Sandbox  string
+	// Trust applies the project's loosening settings for this invocation (--trust on
+	// run, chat, resume and eval).
+	Trust bool
 
 	flags *pflag.FlagSet
 }
@@ -86,7 +89,20 @@ func (c *CommonFlags) Overrides() []config.Override {
 
 // AppOptions are the app.Options the common flags describe.
 func (f *Factory) AppOptions() app.Options {
-	return app.Options{Cwd: f.Common.Cwd, Getenv: f.Getenv, Flags: f.Common.Overrides(), Verbose: f.Common.Verbose}
+	return app.Options{Cwd: f.Common.Cwd, Getenv: f.Getenv, Flags: f.Common.Overrides(), Verbose: f.Common.Verbose, Trust: f.Common.Trust}
+}
+
+// addTrustFlag registers --trust on a command that starts runs.
+func addTrustFlag(fs *pflag.FlagSet, f *Factory) {
+	fs.BoolVar(&f.Common.Trust, "trust", false, "trust this folder's project settings (.lovia/) for this invocation only (for CI; see lovia trust)")
+}
+
+// printTrustNotice writes the one notice that names the project settings ignored
+// because the folder is not trusted (nothing when there are none).
+func printTrustNotice(f *Factory, a *app.App) {
+	if n := a.Config.Trust.Notice(); n != "" {
+		fmt.Fprint(f.IO.ErrOut, n)
+	}
 }
 
 // NewRootCmd builds the command tree. Each subcommand is registered by one line.
@@ -150,6 +166,7 @@ Anthropic model, and keeps every run resumable.
 	root.AddCommand(NewCmdDoctor(f, nil))
 	root.AddCommand(NewCmdSkills(f, nil))
 	root.AddCommand(NewCmdMCP(f, nil))
+	root.AddCommand(NewCmdTrust(f, nil))
 	registerModelPresetCompletion(root, f)
 	registerSessionFlagCompletion(root, f)
 	return root

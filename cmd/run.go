@@ -70,6 +70,7 @@ with lovia resume RUN_ID.`,
 		},
 	}
 	fl := c.Flags()
+	addTrustFlag(fl, f)
 	fl.StringVar(&opts.Output, "output", "text", "output format: text, json or stream-json")
 	fl.StringVar(&opts.OutputSchema, "output-schema", "", "JSON Schema `FILE` the final answer must match (structured output)")
 	fl.StringVar(&opts.Approve, "approve", "none", "answer for actions that need approval: none (deny) or all (allow)")
@@ -117,6 +118,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	defer a.Close()
+	printTrustNotice(f, a)
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()

@@ -23,6 +23,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/buildinfo"
 	"github.com/lovia-dev/lovia/internal/compaction"
 	"github.com/lovia-dev/lovia/internal/config"
+	"github.com/lovia-dev/lovia/internal/config/trust"
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/instructions"
@@ -63,6 +64,8 @@ type Options struct {
 	// ProviderEnv seeds the providers' environment (tests inject an HTTP client);
 	// Getenv, ContextWindows and Dir are filled in by New.
 	ProviderEnv provider.Env
+	// Trust applies the project's loosening settings for this invocation (--trust).
+	Trust bool
 }
 
 // App is an assembled lovia: everything a run needs except the run's own input.
@@ -99,7 +102,7 @@ func New(ctx context.Context, opts Options) (*App, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	cfg, err := config.Load(config.Options{Cwd: opts.Cwd, Getenv: getenv, Flags: opts.Flags})
+	cfg, err := config.Load(config.Options{Cwd: opts.Cwd, Getenv: getenv, Flags: opts.Flags, Trust: opts.Trust})
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +117,7 @@ func New(ctx context.Context, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.Presets, err = preset.Load(preset.Dirs{User: filepath.Join(cfg.UserDir, "presets"), Project: filepath.Join(cfg.ProjectDir(), "presets")})
+	a.Presets, err = preset.Load(cfg.PresetDirs())
 	if err != nil {
 		return nil, err
 	}
@@ -240,18 +243,24 @@ func (a *App) Model(p *preset.Preset) (string, config.Source) {
 	return a.Config.Model, src
 }
 
-// Policy returns the effective workspace policy for the preset.
+// Policy returns the effective workspace policy for the preset (see
+// config.EffectivePolicy).
 func (a *App) Policy(p *preset.Preset) string {
-	if a.Config.Policy != "" && a.Config.Source("policy").Layer > config.LayerPreset {
-		return a.Config.Policy
+	pp := ""
+	if p != nil {
+		pp = p.Policy
 	}
-	if p != nil && p.Policy != "" {
-		return p.Policy
+	return a.Config.EffectivePolicy(pp)
+}
+
+// CeilingPolicy is the policy a run of the configured preset gets: the most a run
+// started from an eval case may have (a case's preset may only tighten it).
+func (a *App) CeilingPolicy() string {
+	p, err := a.Presets.Get(a.Config.Preset)
+	if err != nil {
+		return a.Policy(nil)
 	}
-	if a.Config.Policy != "" {
-		return a.Config.Policy
-	}
-	return config.DefaultPolicy
+	return a.Policy(p)
 }
 
 // Resolve returns the provider for a "provider:model" spec, with the retry policy.
@@ -304,6 +313,9 @@ type RunOptions struct {
 	Plugins []plugin.Plugin
 	// Flags are recorded in the checkpoint's settings (e.g. output format, approve).
 	Flags map[string]any
+	// PolicyCeiling is the loosest policy the run may have ("" = none): a child
+	// run's parent's, an eval's command line's. The preset's may only tighten it.
+	PolicyCeiling string
 
 	child bool // a subagent's run
 }
@@ -352,6 +364,9 @@ func (a *App) Prepare(ctx context.Context, ro RunOptions) (*Prepared, error) {
 			"pass --model PROVIDER:MODEL (e.g. script:testdata/demo/script.yaml or openai:gpt-4.1), set LOVIA_MODEL, model: in config, or OPENAI_API_KEY / ANTHROPIC_API_KEY")
 	}
 	policy := a.Policy(p)
+	if ro.PolicyCeiling != "" {
+		policy = trust.Stricter(policy, ro.PolicyCeiling)
+	}
 	ag, err := a.agentGraph(ctx, p, model, policy, ro.child, ro.Model != "")
 	if err != nil {
 		return nil, err
@@ -532,7 +547,13 @@ func (a *App) agentGraph(ctx context.Context, root *preset.Preset, model, policy
 			Limits: agent.Limits{MaxTurns: p.Limits.MaxTurns, BudgetTokens: p.Limits.BudgetTokens,
 				MaxToolOutputChars: p.Limits.MaxToolOutputChars},
 		}
-		plugins, err := a.plugins(ctx, p, policy, child)
+		// A handoff agent works under the run's policy, or its own preset's when that
+		// is stricter: never looser than the run.
+		pol := policy
+		if p != root {
+			pol = trust.Stricter(policy, a.Policy(p))
+		}
+		plugins, err := a.plugins(ctx, p, pol, child)
 		if err != nil {
 			return err
 		}
@@ -600,7 +621,7 @@ func (a *App) plugins(ctx context.Context, p *preset.Preset, policy string, chil
 			}
 			fallthrough
 		default:
-			pl, err := a.extra.named(ctx, a, name)
+			pl, err := a.extra.named(ctx, a, name, policy)
 			if err != nil {
 				return nil, err
 			}

@@ -29,8 +29,9 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{dir: filepath.Join(base, "repo"), home: filepath.Join(base, "home")}
 	os.MkdirAll(filepath.Join(f.dir, ".git"), 0o755)
 	os.MkdirAll(f.home, 0o755)
-	f.env = map[string]string{"HOME": f.home, "XDG_CONFIG_HOME": filepath.Join(f.home, ".config"), "LOVIA_HOME": filepath.Join(f.home, "data")}
-	f.write(t, ".lovia/config.yaml", "workspace:\n  sandbox: \"off\"\n")
+	f.env = map[string]string{"HOME": f.home, "XDG_CONFIG_HOME": filepath.Join(f.home, ".config"), "LOVIA_HOME": filepath.Join(f.home, "data"),
+		"LOVIA_SANDBOX": "off"}
+	f.write(t, ".lovia/config.yaml", "# project settings\n")
 	return f
 }
 
@@ -45,8 +46,14 @@ func (f *fixture) write(t *testing.T, rel, body string) {
 
 func (f *fixture) app(t *testing.T, memory bool, flags ...config.Override) *App {
 	t.Helper()
+	return f.appTrust(t, memory, false, flags...)
+}
+
+// appTrust builds the App with the project folder trusted (--trust) or not.
+func (f *fixture) appTrust(t *testing.T, memory, trusted bool, flags ...config.Override) *App {
+	t.Helper()
 	a, err := New(context.Background(), Options{Cwd: f.dir, Getenv: func(k string) string { return f.env[k] },
-		Flags: flags, Memory: memory, LogWriter: io.Discard})
+		Flags: flags, Memory: memory, LogWriter: io.Discard, Trust: trusted})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,13 +128,18 @@ func TestPresetsBecomeAgents(t *testing.T) {
 func TestPolicyAndModelPrecedence(t *testing.T) {
 	f := newFixture(t)
 	f.write(t, ".lovia/presets/fast.yaml", "description: d\ninstructions: i\nmodel: script:fast.yaml\npolicy: trusted\n")
-	a := f.app(t, true, config.Override{Key: "preset", Value: "fast", Flag: "--preset"})
+	a := f.appTrust(t, true, true, config.Override{Key: "preset", Value: "fast", Flag: "--preset"})
 	pr, err := a.Prepare(context.Background(), RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pr.Settings.Model != "script:fast.yaml" || pr.Settings.Policy != "trusted" {
 		t.Errorf("preset defaults not applied: %+v", pr.Settings)
+	}
+	// Untrusted, the repository preset's trusted policy is ignored (coding).
+	a = f.app(t, true, config.Override{Key: "preset", Value: "fast", Flag: "--preset"})
+	if pr, err = a.Prepare(context.Background(), RunOptions{}); err != nil || pr.Settings.Model != "script:fast.yaml" || pr.Settings.Policy != "coding" {
+		t.Errorf("untrusted repository preset: %+v %v", pr.Settings, err)
 	}
 	a = f.app(t, true, config.Override{Key: "preset", Value: "fast", Flag: "--preset"},
 		config.Override{Key: "policy", Value: "readonly", Flag: "--policy"},
@@ -253,5 +265,74 @@ func TestWebPolicyFollowsWorkspacePolicy(t *testing.T) {
 		if got := webPolicy(policy); got != want {
 			t.Errorf("webPolicy(%q) = %q, want %q", policy, got, want)
 		}
+	}
+}
+
+// TestChildGetsNoLooserPolicy: a subagent (or eval case) whose preset asks for a
+// looser policy than its parent run's gets the parent's; a stricter one applies.
+func TestChildGetsNoLooserPolicy(t *testing.T) {
+	f := newFixture(t)
+	cfgDir := filepath.Join(f.home, ".config", "lovia", "presets")
+	os.MkdirAll(cfgDir, 0o755)
+	os.WriteFile(filepath.Join(cfgDir, "yolo.yaml"), []byte("description: d\ninstructions: i\npolicy: trusted\n"), 0o644)
+	a := f.app(t, true, config.Override{Key: "model", Value: "script:x.yaml", Flag: "--model"})
+	policyOf := func(opts runtime.Options) string {
+		var st Settings
+		if err := json.Unmarshal(opts.Settings, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Policy
+	}
+	for _, tt := range []struct{ child, parent, want string }{
+		{"yolo", "readonly", "readonly"},
+		{"yolo", "coding", "coding"},
+		{"yolo", "trusted", "trusted"},
+		{"reviewer", "trusted", "readonly"},
+		{"coder", "readonly", "readonly"},
+	} {
+		_, opts, err := a.buildChild(context.Background(), subagentsSpec(tt.child), tt.parent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := policyOf(opts); got != tt.want {
+			t.Errorf("child %s under %s: %s, want %s", tt.child, tt.parent, got, tt.want)
+		}
+	}
+	pr, err := a.Prepare(context.Background(), RunOptions{Preset: "yolo", PolicyCeiling: "readonly"})
+	if err != nil || pr.Settings.Policy != "readonly" {
+		t.Errorf("ceiling: %v %+v", err, pr.Settings)
+	}
+}
+
+// TestHandoffGetsNoLooserPolicy: a handoff agent runs under the run's policy, or its
+// preset's when stricter.
+func TestHandoffGetsNoLooserPolicy(t *testing.T) {
+	f := newFixture(t)
+	cfgDir := filepath.Join(f.home, ".config", "lovia", "presets")
+	os.MkdirAll(cfgDir, 0o755)
+	os.WriteFile(filepath.Join(cfgDir, "lead.yaml"), []byte("description: d\ninstructions: i\npolicy: readonly\nhandoffs: [yolo, reviewer]\n"), 0o644)
+	os.WriteFile(filepath.Join(cfgDir, "yolo.yaml"), []byte("description: d\ninstructions: i\npolicy: trusted\n"), 0o644)
+	a := f.app(t, true, config.Override{Key: "model", Value: "script:x.yaml", Flag: "--model"})
+	pr, err := a.Prepare(context.Background(), RunOptions{Preset: "lead"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range pr.Agent.Handoffs {
+		if slices.Contains(toolNames(t, h), "write_file") {
+			t.Errorf("handoff %s of a readonly run may write", h.Name)
+		}
+	}
+	// Under coding, a readonly handoff preset stays readonly.
+	os.WriteFile(filepath.Join(cfgDir, "lead.yaml"), []byte("description: d\ninstructions: i\npolicy: coding\nhandoffs: [ro]\n"), 0o644)
+	os.WriteFile(filepath.Join(cfgDir, "ro.yaml"), []byte("description: d\ninstructions: i\npolicy: readonly\n"), 0o644)
+	a = f.app(t, true, config.Override{Key: "model", Value: "script:x.yaml", Flag: "--model"})
+	if pr, err = a.Prepare(context.Background(), RunOptions{Preset: "lead"}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(toolNames(t, pr.Agent), "write_file") {
+		t.Fatalf("lead under coding cannot write: %v", toolNames(t, pr.Agent))
+	}
+	if ro := pr.Agent.Handoffs[0]; slices.Contains(toolNames(t, ro), "write_file") {
+		t.Errorf("the readonly handoff runs under coding: %v", toolNames(t, ro))
 	}
 }

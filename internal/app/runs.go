@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/errs"
@@ -33,7 +32,7 @@ func OpenStoreReadOnly(ctx context.Context, opts Options) (*Store, error) {
 }
 
 func openStore(ctx context.Context, opts Options, open func(context.Context, string) (*sqlite.DB, error)) (*Store, error) {
-	cfg, err := config.Load(config.Options{Cwd: opts.Cwd, Getenv: opts.Getenv, Flags: opts.Flags})
+	cfg, err := config.Load(config.Options{Cwd: opts.Cwd, Getenv: opts.Getenv, Flags: opts.Flags, Trust: opts.Trust})
 	if err != nil {
 		return nil, err
 	}
@@ -123,14 +122,14 @@ func RestoreModel(opts Options, st *Settings) (config.Override, bool, error) {
 	if st.Model == "" {
 		return config.Override{}, false, nil
 	}
-	cfg, err := config.Load(config.Options{Cwd: opts.Cwd, Getenv: opts.Getenv, Flags: opts.Flags})
+	cfg, err := config.Load(config.Options{Cwd: opts.Cwd, Getenv: opts.Getenv, Flags: opts.Flags, Trust: opts.Trust})
 	if err != nil {
 		return config.Override{}, false, err
 	}
 	if cfg.Source("model").Layer == config.LayerFlag {
 		return config.Override{}, false, nil
 	}
-	set, err := preset.Load(preset.Dirs{User: filepath.Join(cfg.UserDir, "presets"), Project: filepath.Join(cfg.ProjectDir(), "presets")})
+	set, err := preset.Load(cfg.PresetDirs())
 	if err != nil {
 		return config.Override{}, false, err
 	}

@@ -88,7 +88,8 @@ func (x *extras) agentPlugins(a *App, policy string) ([]plugin.Plugin, error) {
 
 // named returns an optional plugin a preset enables by name, nil when it is not
 // available (the error says why).
-func (x *extras) named(ctx context.Context, a *App, name string) (plugin.Plugin, error) {
+// policy is the run's: children get no looser one.
+func (x *extras) named(ctx context.Context, a *App, name, policy string) (plugin.Plugin, error) {
 	switch name {
 	case "memory":
 		x.mu.Lock()
@@ -107,15 +108,19 @@ func (x *extras) named(ctx context.Context, a *App, name string) (plugin.Plugin,
 		}
 		return x.memory, nil
 	case "subagents":
-		return subagents.New(subagents.Config{Build: a.buildChild, Presets: a.childPresets(), OnEvent: a.SubagentEvents}, a.Log)
+		build := func(ctx context.Context, spec subagents.ChildSpec) (*agent.Agent, runtime.Options, error) {
+			return a.buildChild(ctx, spec, policy)
+		}
+		return subagents.New(subagents.Config{Build: build, Presets: a.childPresets(), OnEvent: a.SubagentEvents}, a.Log)
 	}
 	return nil, nil
 }
 
 // buildChild builds a subagent's agent and options: a run of its own (checkpointed,
-// not appended to the parent's session) from a preset, with the parent's workspace.
-func (a *App) buildChild(ctx context.Context, spec subagents.ChildSpec) (*agent.Agent, runtime.Options, error) {
-	pr, err := a.Prepare(ctx, RunOptions{Preset: spec.Preset, SessionID: "child_" + spec.ID, child: true})
+// not appended to the parent's session) from a preset, with the parent's workspace
+// policy as its ceiling: a child's preset may tighten it, never loosen it.
+func (a *App) buildChild(ctx context.Context, spec subagents.ChildSpec, parentPolicy string) (*agent.Agent, runtime.Options, error) {
+	pr, err := a.Prepare(ctx, RunOptions{Preset: spec.Preset, SessionID: "child_" + spec.ID, child: true, PolicyCeiling: parentPolicy})
 	if err != nil {
 		return nil, runtime.Options{}, err
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/lovia-dev/lovia/internal/compaction"
+	"github.com/lovia-dev/lovia/internal/config/trust"
 	"github.com/lovia-dev/lovia/internal/config/yamlfile"
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/plugin/hooks"
@@ -109,6 +110,9 @@ type Options struct {
 	Getenv func(string) string
 	// Flags are the flags the user set explicitly.
 	Flags []Override
+	// Trust trusts the project's settings for this invocation (--trust), as if the
+	// folder had been trusted with `lovia trust`.
+	Trust bool
 }
 
 // Config is the effective configuration.
@@ -129,9 +133,21 @@ type Config struct {
 	// Files are the config files that were read, lowest precedence first.
 	Files []string
 
+	// Trust is the project folder's trust: the settings that need it and whether
+	// they apply.
+	Trust Trust
+
 	sources map[string]Source
 	order   []string
 	values  map[string]string
+
+	// tightenPolicy: an untrusted project set the policy, which may then only
+	// tighten the policy the run would have without it (userPolicy, else the
+	// preset's, else coding).
+	tightenPolicy bool
+	projectPolicy string
+	userPolicy    string
+	userWSPolicy  string
 }
 
 // Env keys (SPEC §11) mapped to config keys.
@@ -192,7 +208,17 @@ func Load(opts Options) (*Config, error) {
 		c.set("model", "", Source{Layer: LayerDefault, Where: "(none: set --model, LOVIA_MODEL or model: in config)"})
 	}
 
+	// The trust store lives in the data directory, which only the environment and
+	// flags choose (never a config file).
+	home := DataDir(getenv)
+	for _, o := range opts.Flags {
+		if o.Key == "home" {
+			home = absPath(o.Value)
+		}
+	}
+
 	merged := map[string]any{}
+	var userFile File
 	layers := []struct {
 		path  string
 		layer Layer
@@ -205,6 +231,7 @@ func Load(opts Options) (*Config, error) {
 			layer Layer
 		}{p, LayerProject})
 	}
+	projectSeen := false
 	for _, l := range layers {
 		data, err := os.ReadFile(l.path)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -225,11 +252,30 @@ func Load(opts Options) (*Config, error) {
 			return nil, yamlfile.Wrap(l.path, err, nil)
 		}
 		lines := keyLines(data)
+		if l.layer == LayerUser {
+			userFile = f
+			deepMerge(merged, generic)
+		} else {
+			projectSeen = true
+			keep, loose := splitProject(userFile, generic, l.path, lines)
+			c.decideTrust(opts, home, loose)
+			if c.Trust.Trusted {
+				keep = generic
+			} else if pp := trust.Stricter(str(keep["policy"]), str(nested(keep, "workspace", "policy"))); pp != "" {
+				c.tightenPolicy = true
+				c.projectPolicy = pp
+				c.userPolicy, c.userWSPolicy = userFile.Policy, userFile.Workspace.Policy
+			}
+			generic = keep
+			mergeProject(merged, generic, "")
+		}
 		for _, leaf := range leaves("", generic) {
 			c.set(leaf.key, leaf.value, Source{Layer: l.layer, Where: fmt.Sprintf("%s:%d", l.path, lines[leaf.key])})
 		}
-		deepMerge(merged, generic)
 		c.Files = append(c.Files, l.path)
+	}
+	if !projectSeen {
+		c.decideTrust(opts, home, nil)
 	}
 	if len(merged) > 0 {
 		data, err := yaml.Marshal(merged)
@@ -639,6 +685,19 @@ func keyLines(data []byte) map[string]int {
 			values = []*ast.MappingValueNode{x}
 		case *ast.TagNode:
 			walk(prefix, x.Value)
+			return
+		case *ast.SequenceNode:
+			// List items are "key[i]" (trust notices name the entry's own line).
+			for i, item := range x.Values {
+				if item == nil {
+					continue
+				}
+				k := fmt.Sprintf("%s[%d]", prefix, i)
+				if tk := item.GetToken(); tk != nil && tk.Position != nil {
+					out[k] = tk.Position.Line
+				}
+				walk(k, item)
+			}
 			return
 		default:
 			return

@@ -44,6 +44,12 @@ func (f *fixture) load(t *testing.T, flags ...Override) (*Config, error) {
 	return Load(Options{Cwd: f.sub, Getenv: func(k string) string { return f.env[k] }, Flags: flags})
 }
 
+// loadTrusted loads as with --trust.
+func (f *fixture) loadTrusted(t *testing.T, flags ...Override) (*Config, error) {
+	t.Helper()
+	return Load(Options{Cwd: f.sub, Getenv: func(k string) string { return f.env[k] }, Flags: flags, Trust: true})
+}
+
 func TestPrecedence(t *testing.T) {
 	f := newFixture(t)
 	user := f.write(t, filepath.Join(f.xdg, "lovia", "config.yaml"), `
@@ -243,7 +249,7 @@ mcp:
       command: srv
       env: {GITHUB_TOKEN: ghp_abc, OPENAI_API_KEY: sk-x, LOG_LEVEL: debug}
 `)
-	c, err := f.load(t)
+	c, err := f.loadTrusted(t)
 	if err != nil {
 		t.Fatal(err)
 	}

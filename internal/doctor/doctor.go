@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -78,6 +77,8 @@ type Options struct {
 	// Bundled are the embedded skills (nil for none).
 	Bundled fs.FS
 	Logger  *slog.Logger
+	// Trust checks with the project's loosening settings applied (--trust).
+	Trust bool
 }
 
 // Run performs every check in order. It never fails as a whole: problems are
@@ -99,7 +100,7 @@ func Run(ctx context.Context, opts Options) []Result {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	var out []Result
-	cfg, err := config.Load(config.Options{Cwd: opts.Cwd, Getenv: opts.Getenv, Flags: opts.Flags})
+	cfg, err := config.Load(config.Options{Cwd: opts.Cwd, Getenv: opts.Getenv, Flags: opts.Flags, Trust: opts.Trust})
 	if err != nil {
 		out = append(out, failure("config", err, "fix the file named above, then run lovia doctor again"))
 	} else {
@@ -108,6 +109,15 @@ func Run(ctx context.Context, opts Options) []Result {
 			detail = "parsed " + strings.Join(cfg.Files, ", ")
 		}
 		out = append(out, Result{Check: "config", Status: OK, Detail: detail})
+		if ig := cfg.Trust.Ignored(); len(ig) > 0 {
+			keys := make([]string, 0, len(ig))
+			for _, e := range ig {
+				keys = append(keys, e.Key)
+			}
+			out = append(out, Result{Check: "trust", Status: Warn,
+				Detail: fmt.Sprintf("folder not trusted: %d project setting(s) ignored (%s)", len(ig), strings.Join(keys, ", ")),
+				Fix:    "review them with `lovia trust`, which asks before it trusts the folder"})
+		}
 	}
 
 	model := ""
@@ -208,7 +218,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // checkPreset loads the presets and returns the effective model (the configured one,
 // else the preset's).
 func checkPreset(cfg *config.Config) (Result, string) {
-	set, err := preset.Load(preset.Dirs{User: filepath.Join(cfg.UserDir, "presets"), Project: filepath.Join(cfg.ProjectDir(), "presets")})
+	set, err := preset.Load(cfg.PresetDirs())
 	if err != nil {
 		return failure("preset", err, "fix the preset file named above"), cfg.Model
 	}

@@ -71,6 +71,8 @@ func (e *env) writeProjectConfig(body string) {
 func (e *env) run(opts Options) []Result {
 	e.t.Helper()
 	opts.Cwd, opts.Getenv = e.dir, e.getenv
+	// The project settings these tests write are the checks' subject: trust them.
+	opts.Trust = true
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = offline
 	}
@@ -406,5 +408,19 @@ func TestMCPServerStartsAndListsTools(t *testing.T) {
 	}
 	if !Failed(rs) {
 		t.Error("a failing server must fail the check-up")
+	}
+}
+
+// TestUntrustedFolder: doctor warns about project settings ignored until the folder
+// is trusted, and names them.
+func TestUntrustedFolder(t *testing.T) {
+	e := newEnv(t)
+	e.writeProjectConfig("hooks:\n  - {event: session_start, command: \"true\"}\n")
+	opts := Options{Flags: e.script()}
+	opts.Cwd, opts.Getenv = e.dir, e.getenv
+	opts.HTTPClient, opts.Landlock = offline, func() (int, error) { return 4, nil }
+	r := find(t, Run(context.Background(), opts), "trust")
+	if r.Status != Warn || !strings.Contains(r.Detail, "hooks[0]") || !strings.Contains(r.Fix, "lovia trust") {
+		t.Errorf("trust check %+v", r)
 	}
 }

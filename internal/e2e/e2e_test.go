@@ -243,7 +243,7 @@ turns:
 turns:
   - tool_calls: [{name: todo_write, args: {todos: []}}]
   - text: "ok, I will check the tests too"
-`, nil, 0, map[string]string{".lovia/config.yaml": "hooks:\n  - event: post_tool_use\n    command: \"echo please also run the tests >&2; exit 2\"\n"}},
+`, []string{"--trust"}, 0, map[string]string{".lovia/config.yaml": "hooks:\n  - event: post_tool_use\n    command: \"echo please also run the tests >&2; exit 2\"\n"}},
 	}
 	seen := map[string]bool{}
 	for name, tc := range scripts {
@@ -318,7 +318,7 @@ func TestExitCodes(t *testing.T) {
 		{"bad config", helloScript, "max_turn: 3\n", nil, 2, `.lovia/config.yaml:1:1: unknown key "max_turn"`},
 		{"max turns", "turns:\n  - tool_calls: [{name: todo_write, args: {todos: []}}]\n  - tool_calls: [{name: todo_write, args: {todos: []}}]\n", "", []string{"--max-turns", "1"}, 3, "max turns reached"},
 		{"budget", helloScript, "", []string{"--budget-tokens", "500"}, 3, "budget"},
-		{"guardrail (hook)", helloScript, "hooks:\n  - event: user_prompt_submit\n    command: \"echo no deploys today >&2; exit 2\"\n", nil, 4, "no deploys today"},
+		{"guardrail (hook)", helloScript, "hooks:\n  - event: user_prompt_submit\n    command: \"echo no deploys today >&2; exit 2\"\n", []string{"--trust"}, 4, "no deploys today"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -646,8 +646,8 @@ func TestDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Commands run with HOME set to the test's home: point its Go build cache at the
-	// host's (a cold cache would compile the standard library). The demo's own
-	// .lovia/config.yaml makes ~/.cache/go-build writable in the sandbox.
+	// host's (a cold cache would compile the standard library). The sandbox lets
+	// builds write the cache lovia's GOCACHE names (commands do not inherit it).
 	out, err := exec.Command("go", "env", "GOCACHE").Output()
 	if err != nil {
 		t.Skip("no Go build cache")
@@ -658,6 +658,7 @@ func TestDemo(t *testing.T) {
 	if err := os.Symlink(strings.TrimSpace(string(out)), filepath.Join(e.home, ".cache", "go-build")); err != nil {
 		t.Fatal(err)
 	}
+	e.vars = append(e.vars, "GOCACHE="+strings.TrimSpace(string(out)))
 	// A unique comment forces a fresh compile, so the sandbox must let go write its cache.
 	f, err := os.OpenFile(filepath.Join(e.dir, "wordcount.go"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {

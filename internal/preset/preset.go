@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lovia-dev/lovia/internal/config/trust"
 	"github.com/lovia-dev/lovia/internal/config/yamlfile"
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/presets"
@@ -71,13 +72,17 @@ type Set struct {
 type Dirs struct {
 	User    string // ~/.config/lovia/presets
 	Project string // <root>/.lovia/presets
+	// TrustProject applies the project presets' loosening parts: a preset that
+	// replaces a bundled or user preset of the same name, and a policy looser than
+	// coding. Without it those parts are ignored (ProjectLoosening names them).
+	TrustProject bool
 }
 
 // Load reads the bundled presets and those in dirs. A bad file fails the load with an
 // error naming the file and line.
 func Load(dirs Dirs) (*Set, error) {
 	s := &Set{byName: map[string]*Preset{}}
-	if err := s.addFS(presets.FS, ".", "bundled"); err != nil {
+	if err := s.addFS(presets.FS, ".", "bundled", false); err != nil {
 		return nil, err
 	}
 	for _, d := range []string{dirs.User, dirs.Project} {
@@ -87,7 +92,8 @@ func Load(dirs Dirs) (*Set, error) {
 		if _, err := os.Stat(d); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if err := s.addFS(os.DirFS(d), ".", d); err != nil {
+		project := d == dirs.Project && !dirs.TrustProject
+		if err := s.addFS(os.DirFS(d), ".", d, project); err != nil {
 			return nil, err
 		}
 	}
@@ -102,7 +108,9 @@ func Load(dirs Dirs) (*Set, error) {
 	return s, nil
 }
 
-func (s *Set) addFS(fsys fs.FS, dir, origin string) error {
+// addFS adds the presets of fsys/dir; untrusted (an untrusted project's) presets do
+// not replace earlier ones and get no policy looser than coding.
+func (s *Set) addFS(fsys fs.FS, dir, origin string, untrusted bool) error {
 	ents, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return errs.Wrap(errs.KindConfig, err, "read presets in "+origin, "make the directory readable")
@@ -130,9 +138,98 @@ func (s *Set) addFS(fsys fs.FS, dir, origin string) error {
 			p.Name = strings.TrimSuffix(strings.TrimSuffix(name, ".yaml"), ".yml")
 		}
 		p.Source = source
+		if untrusted {
+			if _, ok := s.byName[p.Name]; ok {
+				continue
+			}
+			if trust.Looser(p.Policy, defaultPolicy) {
+				p.Policy = ""
+			}
+		}
 		s.byName[p.Name] = p
 	}
 	return nil
+}
+
+// maxScanBytes bounds a project preset ProjectLoosening reads.
+const maxScanBytes = 1 << 20
+
+// defaultPolicy is the policy a project preset may set without trust (or stricter).
+const defaultPolicy = "coding"
+
+// ProjectLoosening returns the parts of the project's presets that need trust: a
+// preset that would replace a bundled or user preset of the same name, and a policy
+// looser than coding. Files that do not parse are skipped (Load reports them).
+func ProjectLoosening(dirs Dirs) []trust.Entry {
+	if dirs.Project == "" {
+		return nil
+	}
+	ents, err := os.ReadDir(dirs.Project)
+	if err != nil {
+		return nil
+	}
+	base := &Set{byName: map[string]*Preset{}}
+	if err := base.addFS(presets.FS, ".", "bundled", false); err != nil {
+		return nil
+	}
+	if dirs.User != "" {
+		if _, err := os.Stat(dirs.User); err == nil {
+			_ = base.addFS(os.DirFS(dirs.User), ".", dirs.User, false)
+		}
+	}
+	var out []trust.Entry
+	seen := map[string]bool{}
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() || !(strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")) {
+			continue
+		}
+		file := filepath.Join(dirs.Project, name)
+		// Every command loads the configuration: a FIFO, a device or a huge file here
+		// must not hang or bloat it (Load reports what it cannot read).
+		if st, err := os.Stat(file); err != nil || !st.Mode().IsRegular() || st.Size() > maxScanBytes {
+			continue
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			continue
+		}
+		p, err := Parse(file, data)
+		if err != nil {
+			continue
+		}
+		if p.Name == "" {
+			p.Name = strings.TrimSuffix(strings.TrimSuffix(name, ".yaml"), ".yml")
+		}
+		if seen[p.Name] {
+			continue
+		}
+		seen[p.Name] = true
+		if old, ok := base.byName[p.Name]; ok {
+			what := "your preset " + old.Source
+			if old.Source == "bundled" {
+				what = "the bundled preset"
+			}
+			out = append(out, trust.Entry{File: file, Line: lineOf(data, "name"), Key: "preset " + p.Name,
+				Value: p.Name, Why: "replaces " + what + " of the same name"})
+			continue
+		}
+		if trust.Looser(p.Policy, defaultPolicy) {
+			out = append(out, trust.Entry{File: file, Line: lineOf(data, "policy"), Key: "preset " + p.Name + " policy",
+				Value: p.Policy, Why: "a looser policy than " + defaultPolicy})
+		}
+	}
+	return out
+}
+
+// lineOf returns the line of a top-level key in data (0 when absent).
+func lineOf(data []byte, key string) int {
+	for i, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, key+":") {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // Parse decodes and checks one preset file.

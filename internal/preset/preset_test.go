@@ -55,13 +55,20 @@ func TestUserAndProjectOverride(t *testing.T) {
 	write(filepath.Join(user, "coder.yaml"), "name: coder\ndescription: my coder\ninstructions: be brief\n")
 	write(filepath.Join(user, "docs.yaml"), "description: writes docs\ninstructions: write docs\nlimits: {max_turns: 5}\noutput_schema: {type: object, required: [summary]}\n")
 	write(filepath.Join(project, "coder.yaml"), "name: coder\ndescription: project coder\ninstructions: follow CONTRIBUTING\n")
-	s, err := Load(Dirs{User: user, Project: project})
+	s, err := Load(Dirs{User: user, Project: project, TrustProject: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c, _ := s.Get("coder")
 	if c.Description != "project coder" || c.Source != filepath.Join(project, "coder.yaml") {
 		t.Errorf("coder %+v", c)
+	}
+	// Untrusted, the project's coder does not replace the user's.
+	if s, err = Load(Dirs{User: user, Project: project}); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ = s.Get("coder"); c.Description != "my coder" {
+		t.Errorf("untrusted project preset replaced the user's: %+v", c)
 	}
 	d, err := s.Get("docs")
 	if err != nil || d.Limits.MaxTurns != 5 || d.Source != filepath.Join(user, "docs.yaml") {
