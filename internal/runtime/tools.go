@@ -295,6 +295,11 @@ func (l *loop) record(ctx context.Context, o outcome) error {
 			res = tool.Result{Text: fmt.Sprintf("error: not transferred: the conversation is already being handed to %s in this turn", l.pendingHandoff), IsError: true}
 		}
 	}
+	if l.opts.Scrub != nil {
+		// The one place every tool result passes (successes, errors, denials, hook
+		// blocks) before the model, the transcript, the database or an event sees it.
+		res.Text = l.opts.Scrub(res.Text)
+	}
 	max := l.outputCap(c.te)
 	text, truncated := tool.Truncate(res.Text, max)
 	e := transcript.ToolResult(c.entry.CallID, c.entry.Name, text, res.IsError)
