@@ -230,7 +230,7 @@ func (r *Runner) Run(ctx context.Context, in Input) Outcome {
 		}
 	}
 	out.Message = r.clean(strings.Join(msgs, "\n"), maxMessage)
-	out.Stdout = r.clean(strings.Join(stdouts, "\n"), maxCapture)
+	out.Stdout = r.clean(strings.Join(stdouts, "\n"), maxCapture+1024) // room for one hook's own note
 	return out
 }
 
