@@ -2,6 +2,7 @@ package app
 
 import (
 	"os"
+	"strings"
 
 	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/secret"
@@ -25,7 +26,12 @@ func secretScrubber(cfg *config.Config, getenv func(string) string) *secret.Scru
 	named := func(m map[string]string) {
 		for k, v := range m {
 			if secret.SecretName(k) {
-				vals = append(vals, os.Expand(v, getenv))
+				v = os.Expand(v, getenv)
+				vals = append(vals, v)
+				// "Bearer TOKEN": the token alone is the secret too.
+				if _, tok, ok := strings.Cut(v, " "); ok {
+					vals = append(vals, strings.TrimSpace(tok))
+				}
 			}
 		}
 	}
