@@ -233,7 +233,11 @@ func (l *loop) invoke(ctx context.Context, c *call) outcome {
 			break
 		}
 		res = tool.Result{Text: "error: " + err.Error(), IsError: true}
-		l.log.Debug("tool attempt failed", "tool", spec.Name, "attempt", i+1, "err", err)
+		msg := err.Error()
+		if l.opts.Scrub != nil {
+			msg = l.opts.Scrub(msg)
+		}
+		l.log.Debug("tool attempt failed", "tool", spec.Name, "attempt", i+1, "err", msg)
 	}
 	return outcome{c: c, res: res, duration: l.now().Sub(c.started)}
 }

@@ -48,6 +48,10 @@ type Config struct {
 	// only when one of its tools is called ("" = no cache: servers start at setup to
 	// list their tools). Set by the application, not read from YAML.
 	CacheDir string `yaml:"-" json:"-"`
+	// Scrub is applied to what the plugin tells the model outside tool results (a
+	// failed server's stderr in the instructions) and to its log lines. Tool results
+	// are scrubbed by the run loop.
+	Scrub func(string) string `yaml:"-" json:"-"`
 }
 
 var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)

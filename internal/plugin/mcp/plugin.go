@@ -35,6 +35,7 @@ type Plugin struct {
 	names   []string
 	servers map[string]*server
 	policy  *workspace.MCPPolicy
+	scrub   func(string) string
 }
 
 // New validates cfg and returns the plugin. No server starts until the first Setup.
@@ -50,7 +51,11 @@ func New(cfg Config, logger *slog.Logger) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plugin{logger: logger, servers: map[string]*server{}, policy: pol}
+	scrub := cfg.Scrub
+	if scrub == nil {
+		scrub = func(s string) string { return s }
+	}
+	p := &Plugin{logger: logger, servers: map[string]*server{}, policy: pol, scrub: scrub}
 	for _, name := range cfg.names() {
 		sc := cfg.Servers[name]
 		if sc.Disabled {
@@ -152,7 +157,7 @@ func (p *Plugin) setup(ctx context.Context, pol *workspace.MCPPolicy) (*plugin.C
 	for _, name := range p.names {
 		srv := p.servers[name]
 		if err := failed[name]; err != nil {
-			p.logger.Warn("mcp server unavailable", "server", name, "err", err)
+			p.logger.Warn("mcp server unavailable", "server", name, "err", p.scrub(err.Error()))
 			continue
 		}
 		tools, ok := toolsOf[name]
@@ -183,7 +188,7 @@ func (p *Plugin) setup(ctx context.Context, pol *workspace.MCPPolicy) (*plugin.C
 				}
 			}
 		}
-		c.Instructions = b.String()
+		c.Instructions = p.scrub(b.String())
 	}
 	c.ViewInjectors = []plugin.ViewInjector{func(context.Context, *tool.RunContext) ([]transcript.Entry, error) {
 		var lost []string
