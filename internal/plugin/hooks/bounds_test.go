@@ -32,7 +32,8 @@ func helperArgv(t *testing.T) []string {
 func TestHookGetsMinimalEnv(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-hook-must-not-see-this-1234")
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-hook-must-not-see-1234")
-	r, err := NewRunner(Config{Hooks: []Hook{{Event: SessionStart, Command: "env"}}, Dir: t.TempDir()}, nil)
+	t.Setenv("LOVIA_HOOK_TEST_TOKEN", "named-token-value")
+	r, err := NewRunner(Config{Hooks: []Hook{{Event: SessionStart, Command: "env", Env: map[string]string{"PASSED": "${LOVIA_HOOK_TEST_TOKEN}"}}}, Dir: t.TempDir()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestHookGetsMinimalEnv(t *testing.T) {
 	if strings.Contains(out, "must-not-see") || strings.Contains(out, "API_KEY") {
 		t.Fatalf("the hook sees provider keys:\n%s", out)
 	}
-	if !strings.Contains(out, "LOVIA_HOOK_EVENT=session_start") || !strings.Contains(out, "PATH=") {
+	if !strings.Contains(out, "LOVIA_HOOK_EVENT=session_start") || !strings.Contains(out, "PATH=") || !strings.Contains(out, "PASSED=named-token-value") {
 		t.Fatalf("hook env lacks its own variables:\n%s", out)
 	}
 }

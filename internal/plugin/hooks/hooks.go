@@ -71,6 +71,9 @@ type Hook struct {
 	Command string `yaml:"command" json:"command"`
 	// Timeout in seconds (0 = 60).
 	Timeout float64 `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+	// Env is added to the hook's minimal environment; values expand ${VAR} from
+	// lovia's environment, so a token reaches a hook only when named here.
+	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
 }
 
 // Config is the hooks section of the configuration.
@@ -297,6 +300,9 @@ func (r *Runner) exec(ctx context.Context, h Hook, payload []byte) execResult {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	extra := append([]string(nil), r.env...)
+	for k, v := range h.Env {
+		extra = append(extra, k+"="+os.ExpandEnv(v))
+	}
 	extra = append(extra, "LOVIA_HOOK_EVENT="+string(h.Event))
 	if r.dir != "" {
 		extra = append(extra, "LOVIA_PROJECT_DIR="+r.dir)
