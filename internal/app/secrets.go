@@ -14,7 +14,7 @@ var providerKeys = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AU
 
 // secretScrubber collects the secret values lovia holds: provider keys, every
 // variable of the environment whose name says it is a credential, the variables
-// config's secrets: names, and the credential-named env/headers of MCP servers and of
+// config's secrets: names, and the credential-named env/headers of MCP servers, hooks and
 // workspace.env (after ${VAR} expansion). Tool results pass through it before they
 // reach the model, the transcript, the database or the logs.
 func secretScrubber(cfg *config.Config, getenv func(string) string) *secret.Scrubber {
@@ -38,6 +38,9 @@ func secretScrubber(cfg *config.Config, getenv func(string) string) *secret.Scru
 	for _, s := range cfg.MCP.Servers {
 		named(s.Env)
 		named(s.Headers)
+	}
+	for _, h := range cfg.Hooks {
+		named(h.Env)
 	}
 	named(cfg.Workspace.Env)
 	return secret.NewScrubber(vals...)
