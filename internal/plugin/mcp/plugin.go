@@ -134,9 +134,11 @@ func (p *Plugin) setup(ctx context.Context, pol *workspace.MCPPolicy) (*plugin.C
 	}
 	toolsOf := map[string][]*sdk.Tool{}
 	var toStart, denied []string
+	deniedSet := map[string]bool{}
 	for _, name := range p.names {
 		if pol.DeniesServer(name) {
 			denied = append(denied, name)
+			deniedSet[name] = true
 			continue
 		}
 		srv := p.servers[name]
@@ -156,6 +158,9 @@ func (p *Plugin) setup(ctx context.Context, pol *workspace.MCPPolicy) (*plugin.C
 	used := map[string]bool{}
 	for _, name := range p.names {
 		srv := p.servers[name]
+		if deniedSet[name] {
+			continue // even when another run's policy started it
+		}
 		if err := failed[name]; err != nil {
 			p.logger.Warn("mcp server unavailable", "server", name, "err", p.scrub(err.Error()))
 			continue

@@ -134,6 +134,14 @@ func TestReadonlyStartsNoServer(t *testing.T) {
 	if !strings.Contains(r.Request(t, 0).System, "readonly") {
 		t.Fatal("the model is not told why the MCP tools are missing")
 	}
+	// A server another run (under coding) started is still not offered under readonly.
+	if _, err := p.servers["ts"].ensure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := p.For(policy(t, "readonly")).Setup(context.Background(), &tool.RunContext{})
+	if err != nil || len(c.Tools) != 0 {
+		t.Fatalf("readonly tools %d, %v", len(c.Tools), err)
+	}
 }
 
 func TestServerGetsMinimalEnv(t *testing.T) {
