@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -36,7 +37,8 @@ func NewCmdMCP(f *Factory, runF func(*MCPOptions) error) *cobra.Command {
 		Long: `Start every server of mcp.servers in the config (each within its startup
 timeout), list its tools as the model sees them (<server>__<tool>) and stop it
 again. A server that fails to start is shown with the reason; the command still
-lists the others and exits 1.`,
+lists the others and exits 1. The tool lists are remembered (in the data
+directory), so a run starts a server only when the model calls one of its tools.`,
 		Example: `  lovia mcp list
   lovia mcp list --json`,
 		Args: cobra.NoArgs,
@@ -75,6 +77,9 @@ func mcpList(ctx context.Context, opts *MCPOptions) error {
 	}
 	list := []mcp.ServerStatus{}
 	if len(cfg.MCP.Servers) > 0 {
+		// Listing is the user's explicit request to start the servers; the tool lists
+		// it records let later runs start a server only when one of its tools is called.
+		cfg.MCP.CacheDir = filepath.Join(cfg.Home, "mcp")
 		l, err := mcp.ListServers(ctx, cfg.MCP, slog.New(slog.DiscardHandler))
 		if err != nil {
 			return err

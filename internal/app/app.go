@@ -38,6 +38,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/provider/builtin"
 	"github.com/lovia-dev/lovia/internal/provider/script"
 	"github.com/lovia-dev/lovia/internal/runtime"
+	"github.com/lovia-dev/lovia/internal/secret"
 	"github.com/lovia-dev/lovia/internal/store"
 	"github.com/lovia-dev/lovia/internal/store/sqlite"
 	"github.com/lovia-dev/lovia/internal/tool"
@@ -85,7 +86,7 @@ type App struct {
 	getenv func(string) string
 	// memoryEphemeral keeps the memory plugin's archive off disk (Options.Memory).
 	memoryEphemeral bool
-	hooks           plugin.Plugin // nil when no hooks are configured
+	hooks           *hooks.Plugin // nil when no hooks are configured
 	extra           extras        // workspace, mcp: wired in wire.go
 	mu              sync.Mutex
 	models          map[string]provider.Provider
@@ -93,6 +94,9 @@ type App struct {
 	// SubagentEvents, when set before runs start, receives every event of every
 	// subagent (the TUI shows running children). It must not block.
 	SubagentEvents func(childID string, ev event.Event)
+
+	// scrub replaces the secrets lovia holds in tool results and hook output.
+	scrub *secret.Scrubber
 }
 
 // New loads the configuration and presets, opens the stores and builds the shared
@@ -169,8 +173,9 @@ func New(ctx context.Context, opts Options) (*App, error) {
 		a.Log.Warn("project instructions truncated", "files", len(a.Instructions.Files))
 	}
 
+	a.scrub = secretScrubber(cfg, getenv)
 	if len(cfg.Hooks) > 0 {
-		hp, err := hooks.New(hooks.Config{Hooks: cfg.Hooks, Dir: cfg.Cwd}, a.Log)
+		hp, err := hooks.New(hooks.Config{Hooks: cfg.Hooks, Dir: cfg.Cwd, Scrub: a.scrub.Scrub}, a.Log)
 		if err != nil {
 			return nil, err
 		}
@@ -418,6 +423,7 @@ func (a *App) Prepare(ctx context.Context, ro RunOptions) (*Prepared, error) {
 		BudgetTokens:      a.Config.BudgetTokens,
 		Settings:          raw,
 		Logger:            a.Log,
+		Scrub:             a.scrub.Scrub,
 	}
 	if ro.MaxTurns > 0 {
 		opts.MaxTurns = ro.MaxTurns
@@ -428,7 +434,12 @@ func (a *App) Prepare(ctx context.Context, ro RunOptions) (*Prepared, error) {
 		opts.Settings = raw
 	}
 	if a.hooks != nil {
-		opts.Plugins = append(opts.Plugins, a.hooks)
+		// Hooks run through the run's workspace executor: sandboxed like its commands.
+		w, err := a.Workspace(policy)
+		if err != nil {
+			return nil, err
+		}
+		opts.Plugins = append(opts.Plugins, a.hooks.WithCommand(w.Command))
 	}
 	opts.Plugins = append(opts.Plugins, ro.Plugins...)
 	return &Prepared{Agent: ag, Options: opts, Settings: st}, nil

@@ -23,13 +23,21 @@ type extras struct {
 
 	mu         sync.Mutex
 	workspaces map[string]*workspace.Workspace
+	// mcpPolicies decide MCP calls per workspace policy; they hold the session's
+	// "allow this tool for the session" grants, so they live as long as the App.
+	mcpPolicies map[string]*workspace.MCPPolicy
 }
 
 func (x *extras) init(_ context.Context, a *App) error {
 	x.workspaces = map[string]*workspace.Workspace{}
+	x.mcpPolicies = map[string]*workspace.MCPPolicy{}
 	a.closers = append(a.closers, x.closeWorkspaces)
 	if len(a.Config.MCP.Servers) > 0 {
-		p, err := mcp.New(a.Config.MCP, a.Log)
+		cfg := a.Config.MCP
+		// Tool lists are cached so a server starts only when one of its tools is called.
+		cfg.CacheDir = filepath.Join(a.Config.Home, "mcp")
+		cfg.Scrub = a.scrub.Scrub
+		p, err := mcp.New(cfg, a.Log)
 		if err != nil {
 			return err
 		}
@@ -81,9 +89,28 @@ func (x *extras) agentPlugins(a *App, policy string) ([]plugin.Plugin, error) {
 	}
 	out := []plugin.Plugin{w.Plugin()}
 	if x.mcp != nil {
-		out = append(out, x.mcp)
+		pol, err := x.mcpPolicy(a, policy, w)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x.mcp.For(pol))
 	}
 	return out, nil
+}
+
+// mcpPolicy returns the MCP decision of policy (created on first use).
+func (x *extras) mcpPolicy(a *App, policy string, w *workspace.Workspace) (*workspace.MCPPolicy, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if p, ok := x.mcpPolicies[policy]; ok {
+		return p, nil
+	}
+	p, err := w.MCPPolicy(a.Config.MCPRules)
+	if err != nil {
+		return nil, err
+	}
+	x.mcpPolicies[policy] = p
+	return p, nil
 }
 
 // named returns an optional plugin a preset enables by name, nil when it is not

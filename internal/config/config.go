@@ -51,6 +51,12 @@ type File struct {
 	Hooks      []hooks.Hook      `yaml:"hooks,omitempty" json:"hooks,omitempty"`
 	Skills     Skills            `yaml:"skills,omitempty" json:"skills,omitempty"`
 	Provider   Provider          `yaml:"provider,omitempty" json:"provider,omitempty"`
+
+	// MCPRules decide MCP tool calls (allow/ask/deny by glob over <server>__<tool>).
+	MCPRules []workspace.MCPRule `yaml:"mcp_rules,omitempty" json:"mcp_rules,omitempty"`
+	// Secrets names environment variables whose values are scrubbed from tool results
+	// (in addition to *_API_KEY, *_TOKEN and the like).
+	Secrets []string `yaml:"secrets,omitempty" json:"secrets,omitempty"`
 }
 
 // Model overrides what lovia knows about one model.
@@ -440,6 +446,12 @@ func check(path string, f File) error {
 		return err
 	}
 	if err := f.MCP.Validate(); err != nil {
+		if path != "" {
+			return errs.Wrap(errs.KindConfig, err, path, errs.HintOf(err))
+		}
+		return err
+	}
+	if err := workspace.ValidateMCPRules(f.MCPRules); err != nil {
 		if path != "" {
 			return errs.Wrap(errs.KindConfig, err, path, errs.HintOf(err))
 		}

@@ -81,7 +81,7 @@ type Event struct {
 
 // Approval describes a tool call waiting for a decision.
 type Approval struct {
-	// Kind is "command", "path", "network" or "tool".
+	// Kind is "command", "path", "network", "mcp" (an MCP tool call) or "tool".
 	Kind    string `json:"kind"`
 	Summary string `json:"summary"`
 	// Subcommands: a shell command as parsed into simple commands.

@@ -79,6 +79,11 @@ type Options struct {
 	// flags) so a resume can restore them.
 	Settings json.RawMessage
 
+	// Scrub, when set, is applied to every tool result's text before it is recorded:
+	// the model, the transcript, the checkpoint and the events see only its output
+	// (secret scrubbing: provider keys become [redacted]).
+	Scrub func(string) string
+
 	Deps   any
 	Logger *slog.Logger // nil: discard
 	Now    func() time.Time

@@ -233,7 +233,11 @@ func (l *loop) invoke(ctx context.Context, c *call) outcome {
 			break
 		}
 		res = tool.Result{Text: "error: " + err.Error(), IsError: true}
-		l.log.Debug("tool attempt failed", "tool", spec.Name, "attempt", i+1, "err", err)
+		msg := err.Error()
+		if l.opts.Scrub != nil {
+			msg = l.opts.Scrub(msg)
+		}
+		l.log.Debug("tool attempt failed", "tool", spec.Name, "attempt", i+1, "err", msg)
 	}
 	return outcome{c: c, res: res, duration: l.now().Sub(c.started)}
 }
@@ -294,6 +298,11 @@ func (l *loop) record(ctx context.Context, o outcome) error {
 		} else if l.pendingHandoff != res.Handoff {
 			res = tool.Result{Text: fmt.Sprintf("error: not transferred: the conversation is already being handed to %s in this turn", l.pendingHandoff), IsError: true}
 		}
+	}
+	if l.opts.Scrub != nil {
+		// The one place every tool result passes (successes, errors, denials, hook
+		// blocks) before the model, the transcript, the database or an event sees it.
+		res.Text = l.opts.Scrub(res.Text)
 	}
 	max := l.outputCap(c.te)
 	text, truncated := tool.Truncate(res.Text, max)

@@ -452,6 +452,8 @@ func renderApproval(th Theme, c *toolCall, width int, more int) string {
 		title = "Allow access to " + a.Path + "?"
 	case "network":
 		title = "Allow network access?"
+	case "mcp":
+		title = "Allow the MCP tool " + c.Name + "?"
 	}
 	if more > 0 {
 		title += fmt.Sprintf("  (+%d more waiting)", more)
@@ -477,7 +479,9 @@ func renderApproval(th Theme, c *toolCall, width int, more int) string {
 		}
 	}
 	session := "allow for session"
-	if len(a.Rules) > 0 {
+	if a.Kind == "mcp" {
+		session = "allow this tool for the session"
+	} else if len(a.Rules) > 0 {
 		session += " (" + strings.Join(a.Rules, ", ") + ")"
 	}
 	keys := []string{

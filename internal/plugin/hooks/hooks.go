@@ -26,8 +26,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/workspace"
 )
 
 // Event names a hook point.
@@ -51,6 +53,10 @@ const DefaultTimeout = 60 * time.Second
 // maxCapture bounds what is kept of a command's stdout and stderr.
 const maxCapture = 64 << 10
 
+// maxMessage bounds a blocking hook's message (its stderr or reason), which reaches
+// the model: a hook must not become a way to pour file contents into the context.
+const maxMessage = 8 << 10
+
 // BlockExitCode is the exit status that blocks.
 const BlockExitCode = 2
 
@@ -65,6 +71,9 @@ type Hook struct {
 	Command string `yaml:"command" json:"command"`
 	// Timeout in seconds (0 = 60).
 	Timeout float64 `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+	// Env is added to the hook's minimal environment; values expand ${VAR} from
+	// lovia's environment, so a token reaches a hook only when named here.
+	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
 }
 
 // Config is the hooks section of the configuration.
@@ -72,9 +81,19 @@ type Config struct {
 	Hooks []Hook `yaml:"hooks" json:"hooks"`
 	// Dir is the commands' working directory and the input's cwd ("" = process cwd).
 	Dir string `yaml:"-" json:"-"`
-	// Env is added to the inherited environment of every command.
+	// Env is added to every command's environment, which is otherwise minimal
+	// (workspace.MinimalEnv: no provider keys, nothing of workspace.inherit_env).
 	Env []string `yaml:"-" json:"-"`
+	// Command prepares a hook's process (nil: a plain exec). The application passes
+	// the workspace's (Workspace.Command), so hooks run sandboxed like commands.
+	Command CommandFunc `yaml:"-" json:"-"`
+	// Scrub is applied to what a hook hands the model (its stdout, its block message).
+	Scrub func(string) string `yaml:"-" json:"-"`
 }
+
+// CommandFunc prepares (does not start) argv with the given working directory and
+// whole environment.
+type CommandFunc func(ctx context.Context, argv []string, dir string, env []string) (*exec.Cmd, error)
 
 // Input is the JSON document a hook command reads on stdin.
 type Input struct {
@@ -125,10 +144,20 @@ type compiled struct {
 
 // Runner runs the configured hooks. It is safe for concurrent use.
 type Runner struct {
-	dir    string
-	env    []string
-	hooks  map[Event][]compiled
-	logger *slog.Logger
+	dir     string
+	env     []string
+	command CommandFunc
+	scrub   func(string) string
+	hooks   map[Event][]compiled
+	logger  *slog.Logger
+}
+
+// WithCommand returns a copy of r whose hooks are prepared by command (the run's
+// workspace executor).
+func (r *Runner) WithCommand(command CommandFunc) *Runner {
+	c := *r
+	c.command = command
+	return &c
 }
 
 // NewRunner validates cfg. Errors name the offending hook and the fix.
@@ -136,7 +165,7 @@ func NewRunner(cfg Config, logger *slog.Logger) (*Runner, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	r := &Runner{dir: cfg.Dir, env: cfg.Env, hooks: map[Event][]compiled{}, logger: logger}
+	r := &Runner{dir: cfg.Dir, env: cfg.Env, command: cfg.Command, scrub: cfg.Scrub, hooks: map[Event][]compiled{}, logger: logger}
 	for i, h := range cfg.Hooks {
 		where := fmt.Sprintf("hooks[%d] (%s)", i, h.Event)
 		known := false
@@ -203,9 +232,24 @@ func (r *Runner) Run(ctx context.Context, in Input) Outcome {
 			stdouts = append(stdouts, res.stdout)
 		}
 	}
-	out.Message = strings.Join(msgs, "\n")
-	out.Stdout = strings.Join(stdouts, "\n")
+	out.Message = r.clean(strings.Join(msgs, "\n"), maxMessage)
+	out.Stdout = r.clean(strings.Join(stdouts, "\n"), maxCapture+1024) // room for one hook's own note
 	return out
+}
+
+// clean scrubs secrets from text meant for the model and caps it, saying so.
+func (r *Runner) clean(s string, max int) string {
+	if r.scrub != nil {
+		s = r.scrub(s)
+	}
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n[hook output truncated: showing the first %d of %d bytes]", cut, len(s))
 }
 
 type execResult struct {
@@ -214,29 +258,38 @@ type execResult struct {
 	stdout  string
 }
 
-// cappedBuffer keeps the first maxCapture bytes and drops the rest.
+// cappedBuffer keeps the first maxCapture bytes and counts the rest.
 type cappedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	dropped int64
 }
 
 func (b *cappedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if room := maxCapture - b.buf.Len(); room > 0 {
-		if len(p) > room {
-			b.buf.Write(p[:room])
-		} else {
-			b.buf.Write(p)
-		}
+	room := maxCapture - b.buf.Len()
+	switch {
+	case room <= 0:
+		b.dropped += int64(len(p))
+	case len(p) > room:
+		b.buf.Write(p[:room])
+		b.dropped += int64(len(p) - room)
+	default:
+		b.buf.Write(p)
 	}
 	return len(p), nil
 }
 
+// String is what was kept, with a note when output was dropped.
 func (b *cappedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return strings.TrimSpace(b.buf.String())
+	s := strings.TrimSpace(b.buf.String())
+	if b.dropped > 0 {
+		s += fmt.Sprintf("\n[hook output truncated at %d KiB; %d more bytes dropped]", maxCapture>>10, b.dropped)
+	}
+	return s
 }
 
 func (r *Runner) exec(ctx context.Context, h Hook, payload []byte) execResult {
@@ -246,12 +299,28 @@ func (r *Runner) exec(ctx context.Context, h Hook, payload []byte) execResult {
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, "sh", "-c", h.Command)
-	cmd.Dir = r.dir
-	cmd.Env = append(os.Environ(), r.env...)
-	cmd.Env = append(cmd.Env, "LOVIA_HOOK_EVENT="+string(h.Event))
+	extra := append([]string(nil), r.env...)
+	for k, v := range h.Env {
+		extra = append(extra, k+"="+os.ExpandEnv(v))
+	}
+	extra = append(extra, "LOVIA_HOOK_EVENT="+string(h.Event))
 	if r.dir != "" {
-		cmd.Env = append(cmd.Env, "LOVIA_PROJECT_DIR="+r.dir)
+		extra = append(extra, "LOVIA_PROJECT_DIR="+r.dir)
+	}
+	// A minimal environment, as MCP servers get: a hook is repository or user code,
+	// and lovia's provider keys are not its to read.
+	env := workspace.MinimalEnv(extra...)
+	argv := []string{"sh", "-c", h.Command}
+	var cmd *exec.Cmd
+	if r.command != nil {
+		var err error
+		if cmd, err = r.command(cctx, argv, r.dir, env); err != nil {
+			r.logger.Warn("hook not started; ignored", "event", h.Event, "command", h.Command, "err", err)
+			return execResult{}
+		}
+	} else {
+		cmd = exec.CommandContext(cctx, argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env = r.dir, env
 	}
 	cmd.Stdin = bytes.NewReader(payload)
 	var stdout, stderr cappedBuffer
@@ -279,7 +348,7 @@ func (r *Runner) exec(ctx context.Context, h Hook, payload []byte) execResult {
 	if errors.As(err, &ee) && ee.ExitCode() == BlockExitCode {
 		return execResult{blocked: true, message: stderr.String()}
 	}
-	log.Warn("hook failed; ignored", "err", err, "stderr", stderr.String())
+	log.Warn("hook failed; ignored", "err", err, "stderr", r.clean(stderr.String(), maxMessage))
 	return execResult{}
 }
 

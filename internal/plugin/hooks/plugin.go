@@ -32,6 +32,12 @@ func New(cfg Config, logger *slog.Logger) (*Plugin, error) {
 // Name implements plugin.Plugin.
 func (*Plugin) Name() string { return "hooks" }
 
+// WithCommand returns the plugin with its hooks prepared by command: the run's
+// workspace executor, so hooks run sandboxed like the run's commands.
+func (p *Plugin) WithCommand(command CommandFunc) *Plugin {
+	return &Plugin{r: p.r.WithCommand(command)}
+}
+
 func base(rc *tool.RunContext, ev Event) Input {
 	in := Input{HookEventName: ev}
 	if rc != nil {

@@ -23,6 +23,9 @@ const (
 
 // ServerConfig is one entry of mcp.servers. Command (stdio) and URL (streamable HTTP)
 // are mutually exclusive. Env and Headers values expand ${VAR} from the environment.
+// A stdio server starts with a minimal environment (workspace.MinimalEnv) plus Env:
+// a variable of lovia's (a token) reaches it only when Env names it, as
+// GITHUB_TOKEN: ${GITHUB_TOKEN}.
 type ServerConfig struct {
 	Command string            `yaml:"command,omitempty" json:"command,omitempty"`
 	Args    []string          `yaml:"args,omitempty" json:"args,omitempty"`
@@ -41,6 +44,14 @@ type ServerConfig struct {
 // Config is the mcp section of the configuration.
 type Config struct {
 	Servers map[string]ServerConfig `yaml:"servers" json:"servers"`
+	// CacheDir keeps each server's tool list between processes, so a server starts
+	// only when one of its tools is called ("" = no cache: servers start at setup to
+	// list their tools). Set by the application, not read from YAML.
+	CacheDir string `yaml:"-" json:"-"`
+	// Scrub is applied to what the plugin tells the model outside tool results (a
+	// failed server's stderr in the instructions) and to its log lines. Tool results
+	// are scrubbed by the run loop.
+	Scrub func(string) string `yaml:"-" json:"-"`
 }
 
 var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lovia-dev/lovia/internal/plugin/plugintest"
 	"github.com/lovia-dev/lovia/internal/provider/script"
+	"github.com/lovia-dev/lovia/internal/workspace"
 )
 
 func TestThroughTheLoop(t *testing.T) {
@@ -21,7 +22,7 @@ func TestThroughTheLoop(t *testing.T) {
 		),
 		plugintest.Calls(plugintest.Call("ts__crash", map[string]any{})),
 		plugintest.Say("done"),
-	}, plugintest.Options{}, p)
+	}, plugintest.Options{}, p.For(policy(t, "coding", workspace.MCPRule{Server: "ts", Decision: "allow"})))
 	if r.Err != nil {
 		t.Fatal(r.Err)
 	}

@@ -14,22 +14,28 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/plugin"
 	"github.com/lovia-dev/lovia/internal/tool"
 	"github.com/lovia-dev/lovia/internal/transcript"
+	"github.com/lovia-dev/lovia/internal/workspace"
 )
 
 // Plugin exposes the tools of the configured MCP servers. One Plugin owns the server
 // connections for the life of the process: build it once, use it for every run, and
-// Close it at exit.
+// Close it at exit. Every call is decided by a workspace.MCPPolicy (For); the Plugin
+// itself uses the coding defaults (every call asks).
 type Plugin struct {
 	logger  *slog.Logger
 	names   []string
 	servers map[string]*server
+	policy  *workspace.MCPPolicy
+	scrub   func(string) string
 }
 
 // New validates cfg and returns the plugin. No server starts until the first Setup.
@@ -41,20 +47,45 @@ func New(cfg Config, logger *slog.Logger) (*Plugin, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Plugin{logger: logger, servers: map[string]*server{}}
+	pol, err := workspace.NewMCPPolicy(workspace.PresetCoding, nil)
+	if err != nil {
+		return nil, err
+	}
+	scrub := cfg.Scrub
+	if scrub == nil {
+		scrub = func(s string) string { return s }
+	}
+	p := &Plugin{logger: logger, servers: map[string]*server{}, policy: pol, scrub: scrub}
 	for _, name := range cfg.names() {
 		sc := cfg.Servers[name]
 		if sc.Disabled {
 			continue
 		}
 		p.names = append(p.names, name)
-		p.servers[name] = newServer(name, sc, logger)
+		p.servers[name] = newServer(name, sc, cfg.CacheDir, logger)
 	}
 	return p, nil
 }
 
 // Name implements plugin.Plugin.
 func (*Plugin) Name() string { return "mcp" }
+
+// For returns the plugin with its calls decided by pol (the run's workspace policy
+// and the user's mcp_rules). The views share the server connections.
+func (p *Plugin) For(pol *workspace.MCPPolicy) plugin.Plugin {
+	return &view{p: p, policy: pol}
+}
+
+type view struct {
+	p      *Plugin
+	policy *workspace.MCPPolicy
+}
+
+func (v *view) Name() string { return "mcp" }
+
+func (v *view) Setup(ctx context.Context, rc *tool.RunContext) (*plugin.Contribution, error) {
+	return v.p.setup(ctx, v.policy)
+}
 
 // Close stops every server.
 func (p *Plugin) Close() error {
@@ -67,12 +98,12 @@ func (p *Plugin) Close() error {
 	return errors.Join(errs...)
 }
 
-// startAll starts every server concurrently (each bounded by its startup timeout).
-func (p *Plugin) startAll(ctx context.Context) map[string]error {
+// startAll starts the named servers concurrently (each bounded by its startup timeout).
+func (p *Plugin) startAll(ctx context.Context, names []string) map[string]error {
 	var mu sync.Mutex
 	failed := map[string]error{}
 	var wg sync.WaitGroup
-	for _, name := range p.names {
+	for _, name := range names {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -87,41 +118,82 @@ func (p *Plugin) startAll(ctx context.Context) map[string]error {
 	return failed
 }
 
-// Setup implements plugin.Plugin: it starts the servers not yet running and
-// contributes their tools. A server that fails is left out, reported in the
-// instructions and logged; the run goes on.
+// Setup implements plugin.Plugin with the coding defaults (see For).
 func (p *Plugin) Setup(ctx context.Context, _ *tool.RunContext) (*plugin.Contribution, error) {
+	return p.setup(ctx, p.policy)
+}
+
+// setup contributes the servers' tools. A server whose every tool the policy denies
+// is not started at all; one whose tool list is cached (from an earlier start in this
+// or an earlier process) starts at its first call; the others start now to list their
+// tools. A server that fails is left out, reported in the instructions and logged;
+// the run goes on.
+func (p *Plugin) setup(ctx context.Context, pol *workspace.MCPPolicy) (*plugin.Contribution, error) {
 	if len(p.names) == 0 {
 		return &plugin.Contribution{}, nil
 	}
-	failed := p.startAll(ctx)
+	toolsOf := map[string][]*sdk.Tool{}
+	var toStart, denied []string
+	deniedSet := map[string]bool{}
+	for _, name := range p.names {
+		if pol.DeniesServer(name) {
+			denied = append(denied, name)
+			deniedSet[name] = true
+			continue
+		}
+		srv := p.servers[name]
+		if cur, _, _ := srv.snapshot(); cur != nil && cur.alive() {
+			toolsOf[name] = cur.tools
+			continue
+		}
+		if cached := srv.cachedTools(); cached != nil {
+			toolsOf[name] = cached
+			continue
+		}
+		toStart = append(toStart, name)
+	}
+	failed := p.startAll(ctx, toStart)
 	c := &plugin.Contribution{}
 	deathsAtSetup := map[string]int{}
 	used := map[string]bool{}
 	for _, name := range p.names {
 		srv := p.servers[name]
+		if deniedSet[name] {
+			continue // even when another run's policy started it
+		}
 		if err := failed[name]; err != nil {
-			p.logger.Warn("mcp server unavailable", "server", name, "err", err)
+			p.logger.Warn("mcp server unavailable", "server", name, "err", p.scrub(err.Error()))
 			continue
 		}
-		cur, _, deaths := srv.snapshot()
+		tools, ok := toolsOf[name]
+		if !ok {
+			cur, _, _ := srv.snapshot()
+			if cur == nil {
+				continue
+			}
+			tools = cur.tools
+		}
+		_, _, deaths := srv.snapshot()
 		deathsAtSetup[name] = deaths
-		if cur == nil {
-			continue
-		}
-		for _, t := range cur.tools {
-			c.Tools = append(c.Tools, newTool(srv, t, used))
+		for _, t := range tools {
+			c.Tools = append(c.Tools, newTool(srv, t, used, pol))
 		}
 	}
-	if len(failed) > 0 {
+	if len(failed) > 0 || len(denied) > 0 {
 		var b strings.Builder
-		b.WriteString("## Unavailable MCP servers\nThese configured MCP servers failed to start, so their tools are missing this run; tell the user if a task needs them:")
-		for _, name := range p.names {
-			if err := failed[name]; err != nil {
-				fmt.Fprintf(&b, "\n- %s: %v", name, err)
+		b.WriteString("## Unavailable MCP servers")
+		if len(denied) > 0 {
+			fmt.Fprintf(&b, "\nThe MCP servers %s are configured, but the %s policy allows none of their tools, so they are not started; tell the user if a task needs them.", strings.Join(denied, ", "), pol.Preset())
+		}
+		if len(failed) > 0 {
+			b.WriteString("\nThese configured MCP servers failed to start, so their tools are missing this run; tell the user if a task needs them:")
+			for _, name := range p.names {
+				if err := failed[name]; err != nil {
+					fmt.Fprintf(&b, "\n- %s: %v", name, err)
+				}
 			}
 		}
-		c.Instructions = b.String()
+		c.Instructions = p.scrub(b.String())
 	}
 	c.ViewInjectors = []plugin.ViewInjector{func(context.Context, *tool.RunContext) ([]transcript.Entry, error) {
 		var lost []string
@@ -165,7 +237,7 @@ func toolName(server, name string, used map[string]bool) string {
 	return n
 }
 
-func newTool(srv *server, t *sdk.Tool, used map[string]bool) tool.Tool {
+func newTool(srv *server, t *sdk.Tool, used map[string]bool, pol *workspace.MCPPolicy) tool.Tool {
 	name := toolName(srv.name, t.Name, used)
 	schema := inputSchema(t.InputSchema)
 	validate, err := tool.CompileSchema(schema)
@@ -182,14 +254,21 @@ func newTool(srv *server, t *sdk.Tool, used map[string]bool) tool.Tool {
 	if desc == "" {
 		desc = "Tool " + t.Name + " of the MCP server " + srv.name + "."
 	}
+	original := t.Name
+	readOnly := t.Annotations != nil && t.Annotations.ReadOnlyHint
 	spec := tool.Spec{
 		Name:        name,
 		Description: desc,
 		Schema:      schema,
 		Parallel:    true,
 		Validate:    validate,
+		// Every call passes the workspace decision; the server's own annotations are
+		// shown to the person but grant nothing.
+		Approval: func(_ context.Context, _ *tool.RunContext, args json.RawMessage) (*event.Approval, error) {
+			return pol.Approval(workspace.MCPCall{Server: srv.name, Tool: original, Name: name, Args: args, ReadOnlyHint: readOnly})
+		},
+		Grant: pol.Grant,
 	}
-	original := t.Name
 	return &tool.FuncTool{S: spec, Fn: func(ctx context.Context, _ *tool.RunContext, args json.RawMessage) (tool.Result, error) {
 		return call(ctx, srv, original, args), nil
 	}}
@@ -295,19 +374,42 @@ func call(ctx context.Context, srv *server, name string, args json.RawMessage) t
 	return convert(r.res)
 }
 
+// Bounds of one MCP result: a server is outside lovia's control and may answer with
+// anything, so what reaches the model and the database is capped.
+const (
+	// MaxResultText caps a result's text (the parts joined); the rest is cut with a note.
+	MaxResultText = 100_000
+	// MaxImageBytes caps one attached image; larger ones are described, not attached.
+	MaxImageBytes = 5 << 20
+	// MaxAttachmentBytes caps all attachments of one result together.
+	MaxAttachmentBytes = 10 << 20
+)
+
 // convert maps an MCP result to a tool result: text as text, images as attachments,
-// resources inline (text) or described (binary).
+// resources inline (text) or described (binary), within the bounds above.
 func convert(res *sdk.CallToolResult) tool.Result {
 	var out tool.Result
 	out.IsError = res.IsError
 	var parts []string
+	attached := 0
+	attach := func(mime, uri string, data []byte, what string) {
+		switch {
+		case len(data) > MaxImageBytes:
+			parts = append(parts, fmt.Sprintf("[%s, %d bytes, not shown: larger than the %d-byte limit for one image]", what, len(data), MaxImageBytes))
+		case attached+len(data) > MaxAttachmentBytes:
+			parts = append(parts, fmt.Sprintf("[%s, %d bytes, not shown: the result's attachments would exceed %d bytes]", what, len(data), MaxAttachmentBytes))
+		default:
+			attached += len(data)
+			out.Attachments = append(out.Attachments, transcript.Attachment{MIME: mime, Data: data, URI: uri})
+			parts = append(parts, fmt.Sprintf("[%s, %d bytes, attached]", what, len(data)))
+		}
+	}
 	for _, c := range res.Content {
 		switch v := c.(type) {
 		case *sdk.TextContent:
 			parts = append(parts, v.Text)
 		case *sdk.ImageContent:
-			out.Attachments = append(out.Attachments, transcript.Attachment{MIME: v.MIMEType, Data: v.Data})
-			parts = append(parts, fmt.Sprintf("[image %s, %d bytes, attached]", v.MIMEType, len(v.Data)))
+			attach(v.MIMEType, "", v.Data, "image "+v.MIMEType)
 		case *sdk.AudioContent:
 			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes, not shown]", v.MIMEType, len(v.Data)))
 		case *sdk.ResourceLink:
@@ -331,8 +433,7 @@ func convert(res *sdk.CallToolResult) tool.Result {
 			case r.Text != "":
 				parts = append(parts, fmt.Sprintf("[resource %s]\n%s", r.URI, r.Text))
 			case strings.HasPrefix(r.MIMEType, "image/"):
-				out.Attachments = append(out.Attachments, transcript.Attachment{MIME: r.MIMEType, Data: r.Blob, URI: r.URI})
-				parts = append(parts, fmt.Sprintf("[image resource %s, %d bytes, attached]", r.URI, len(r.Blob)))
+				attach(r.MIMEType, r.URI, r.Blob, "image resource "+r.URI)
 			default:
 				parts = append(parts, fmt.Sprintf("[binary resource %s, %s, %d bytes, not shown]", r.URI, r.MIMEType, len(r.Blob)))
 			}
@@ -345,11 +446,23 @@ func convert(res *sdk.CallToolResult) tool.Result {
 		b, _ := json.Marshal(res.StructuredContent)
 		parts = append(parts, string(b))
 	}
-	out.Text = strings.Join(parts, "\n")
+	out.Text = capText(strings.Join(parts, "\n"), MaxResultText)
 	if out.Text == "" && out.IsError {
 		out.Text = "the tool reported an error without details"
 	}
 	return out
+}
+
+// capText keeps the first max bytes of s (on a rune boundary) and says what was cut.
+func capText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n[MCP result truncated: showing the first %d of %d bytes]", cut, len(s))
 }
 
 // ToolInfo is one tool of a server, for `lovia mcp list`.
@@ -378,7 +491,7 @@ func ListServers(ctx context.Context, cfg Config, logger *slog.Logger) ([]Server
 		return nil, err
 	}
 	defer p.Close()
-	failed := p.startAll(ctx)
+	failed := p.startAll(ctx, p.names)
 	var out []ServerStatus
 	for _, name := range cfg.names() {
 		sc := cfg.Servers[name]

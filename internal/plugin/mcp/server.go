@@ -2,6 +2,9 @@ package mcp
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,12 +12,15 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lovia-dev/lovia/internal/workspace"
 )
 
 // stderrTail is how much of a stdio server's stderr is kept for error messages.
@@ -69,6 +75,8 @@ type server struct {
 	cfg    ServerConfig
 	logger *slog.Logger
 	stderr tailBuffer
+	// cacheFile keeps the tool list between processes ("" = none).
+	cacheFile string
 
 	mu      sync.Mutex
 	cur     *conn
@@ -77,8 +85,71 @@ type server struct {
 	deaths int
 }
 
-func newServer(name string, cfg ServerConfig, logger *slog.Logger) *server {
-	return &server{name: name, cfg: cfg, logger: logger.With("mcp_server", name)}
+func newServer(name string, cfg ServerConfig, cacheDir string, logger *slog.Logger) *server {
+	s := &server{name: name, cfg: cfg, logger: logger.With("mcp_server", name)}
+	if cacheDir != "" {
+		s.cacheFile = filepath.Join(cacheDir, cacheKey(name, cfg)+".json")
+	}
+	return s
+}
+
+// cacheKey names a server's cached tool list after its whole configuration, so a
+// changed command, argument or environment lists the tools afresh.
+func cacheKey(name string, cfg ServerConfig) string {
+	b, _ := json.Marshal(struct {
+		Name string
+		Cfg  ServerConfig
+	}{name, cfg})
+	sum := sha256.Sum256(b)
+	return name + "-" + hex.EncodeToString(sum[:8])
+}
+
+// maxCacheBytes bounds a cached tool list (a server's schemas are small).
+const maxCacheBytes = 4 << 20
+
+// cachedTools returns the tool list a previous start recorded, nil when there is none.
+func (s *server) cachedTools() []*sdk.Tool {
+	if s.cacheFile == "" {
+		return nil
+	}
+	f, err := os.Open(s.cacheFile)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxCacheBytes+1))
+	if err != nil || len(data) > maxCacheBytes {
+		return nil
+	}
+	var tools []*sdk.Tool
+	if json.Unmarshal(data, &tools) != nil {
+		return nil
+	}
+	return tools
+}
+
+// saveCache records the tool list for the next process (best effort, 0600).
+func (s *server) saveCache(tools []*sdk.Tool) {
+	if s.cacheFile == "" {
+		return
+	}
+	data, err := json.Marshal(tools)
+	if err != nil || len(data) > maxCacheBytes {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(s.cacheFile), 0o700); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(s.cacheFile), ".tools-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), s.cacheFile) != nil {
+		_ = os.Remove(tmp.Name())
+		s.logger.Debug("mcp tool cache not written", "file", s.cacheFile)
+	}
 }
 
 // ensure returns a live connection, starting the server if needed.
@@ -124,10 +195,13 @@ func (s *server) start(ctx context.Context) (*conn, error) {
 	} else {
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 		cmd.Dir = s.cfg.Dir
-		cmd.Env = os.Environ()
+		// Never lovia's whole environment: a server (and its get-env tool) sees the
+		// allow-list plus what its config names explicitly.
+		var extra []string
 		for k, v := range s.cfg.Env {
-			cmd.Env = append(cmd.Env, k+"="+os.ExpandEnv(v))
+			extra = append(extra, k+"="+os.ExpandEnv(v))
 		}
+		cmd.Env = workspace.MinimalEnv(extra...)
 		cmd.Stderr = &s.stderr
 		setProcessGroup(cmd)
 		c.proc = &procTransport{inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}
@@ -174,6 +248,7 @@ func (s *server) start(ctx context.Context) (*conn, error) {
 		s.logger.Debug("mcp server connection ended", "err", err)
 	}()
 	s.logger.Debug("mcp server started", "tools", len(tools), "took", time.Since(started))
+	s.saveCache(tools)
 	return c, nil
 }
 

@@ -3,7 +3,7 @@
 // "listening on http://ADDR/mcp" to stdout once ready).
 //
 // Tools: echo, add (structured output), image, resource, fail, crash (exits mid-call),
-// slow, env.
+// slow, env, get_env, write_file, peek (readOnlyHint), big.
 package main
 
 import (
@@ -90,7 +90,31 @@ func newServer() *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Read an environment variable"}, func(_ context.Context, _ *mcp.CallToolRequest, in envIn) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: os.Getenv(in.Name)}}}, nil, nil
 	})
+	mcp.AddTool(s, &mcp.Tool{Name: "get_env", Description: "Print the whole environment of the server"}, func(_ context.Context, _ *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(os.Environ(), "\n")}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "write_file", Description: "Write content to any path (a server with authority of its own)"}, func(_ context.Context, _ *mcp.CallToolRequest, in writeIn) (*mcp.CallToolResult, any, error) {
+		if err := os.WriteFile(in.Path, []byte(in.Content), 0o644); err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "wrote " + in.Path}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "peek", Description: "Claims to be read-only", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, func(_ context.Context, _ *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "peeked"}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Return n bytes of text"}, func(_ context.Context, _ *mcp.CallToolRequest, in bigIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", in.N)}}}, nil, nil
+	})
 	return s
+}
+
+type writeIn struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+type bigIn struct {
+	N int `json:"n"`
 }
 
 func main() {
