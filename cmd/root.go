@@ -86,7 +86,8 @@ func (c *CommonFlags) Overrides() []config.Override {
 
 // AppOptions are the app.Options the common flags describe.
 func (f *Factory) AppOptions() app.Options {
-	return app.Options{Cwd: f.Common.Cwd, Getenv: f.Getenv, Flags: f.Common.Overrides(), Verbose: f.Common.Verbose}
+	return app.Options{Cwd: f.Common.Cwd, Getenv: f.Getenv, Flags: f.Common.Overrides(), Verbose: f.Common.Verbose,
+		Warn: func(msg string) { fmt.Fprintf(f.IO.ErrOut, "lovia: warning: %s\n", msg) }}
 }
 
 // NewRootCmd builds the command tree. Each subcommand is registered by one line.

@@ -63,6 +63,10 @@ type Options struct {
 	// ProviderEnv seeds the providers' environment (tests inject an HTTP client);
 	// Getenv, ContextWindows and Dir are filled in by New.
 	ProviderEnv provider.Env
+	// Warn, when set, shows the user a problem that does not stop the command (an
+	// instructions, memory or skill file refused or unreadable). Each message is shown
+	// once per App; every one is logged too.
+	Warn func(msg string)
 }
 
 // App is an assembled lovia: everything a run needs except the run's own input.
@@ -87,6 +91,9 @@ type App struct {
 	mu              sync.Mutex
 	models          map[string]provider.Provider
 	closers         []func() error
+	warnTo          func(string)
+	warnMu          sync.Mutex
+	warned          map[string]bool // under warnMu
 	// SubagentEvents, when set before runs start, receives every event of every
 	// subagent (the TUI shows running children). It must not block.
 	SubagentEvents func(childID string, ev event.Event)
@@ -103,7 +110,7 @@ func New(ctx context.Context, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, getenv: getenv, models: map[string]provider.Provider{}}
+	a := &App{Config: cfg, getenv: getenv, models: map[string]provider.Provider{}, warnTo: opts.Warn, warned: map[string]bool{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -157,7 +164,7 @@ func New(ctx context.Context, opts Options) (*App, error) {
 	var problems []error
 	a.Instructions, problems = instructions.Load(instructions.Options{UserDir: cfg.UserDir, Root: cfg.Root, Cwd: cfg.Cwd})
 	for _, p := range problems {
-		a.Log.Warn("project instructions", "err", p)
+		a.warn(p.Error())
 	}
 	if a.Instructions.Truncated {
 		a.Log.Warn("project instructions truncated", "files", len(a.Instructions.Files))
@@ -186,6 +193,18 @@ func withSource(err error, src config.Source) error {
 		return &errs.Error{Kind: e.Kind, Msg: e.Msg + " (from " + src.String() + ")", Hint: e.Hint, Err: e.Err}
 	}
 	return err
+}
+
+// warn logs msg and shows it to the user once (Options.Warn).
+func (a *App) warn(msg string) {
+	a.Log.Warn(msg)
+	a.warnMu.Lock()
+	seen := a.warned[msg]
+	a.warned[msg] = true
+	a.warnMu.Unlock()
+	if !seen && a.warnTo != nil {
+		a.warnTo(msg)
+	}
 }
 
 // maxLogBytes is the size past which the log file is rotated (one old file is kept).
@@ -581,7 +600,7 @@ func (a *App) plugins(ctx context.Context, p *preset.Preset, policy string, chil
 		case "skills":
 			dirs := skills.DefaultDirs(a.home(), a.Config.Root)
 			dirs = append(dirs, a.Config.Skills.Dirs...)
-			out = append(out, skills.New(skills.Config{Bundled: bundledskills.FS, Dirs: dirs, NoWatch: a.Config.Skills.NoWatch}, a.Log))
+			out = append(out, skills.New(skills.Config{Bundled: bundledskills.FS, Dirs: dirs, NoWatch: a.Config.Skills.NoWatch, Repo: a.Config.Root, Warn: a.warn}, a.Log))
 		case "mcp":
 			// Added by agentPlugins whenever servers are configured.
 		case "web":
