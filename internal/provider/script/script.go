@@ -43,8 +43,8 @@ import (
 
 	"github.com/lovia-dev/lovia/internal/config/yamlfile"
 	"github.com/lovia-dev/lovia/internal/errs"
-	"github.com/lovia-dev/lovia/internal/safefile"
 	"github.com/lovia-dev/lovia/internal/provider"
+	"github.com/lovia-dev/lovia/internal/safefile"
 	"github.com/lovia-dev/lovia/internal/transcript"
 	"github.com/lovia-dev/lovia/internal/usage"
 )
