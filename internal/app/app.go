@@ -37,6 +37,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/provider/builtin"
 	"github.com/lovia-dev/lovia/internal/provider/script"
 	"github.com/lovia-dev/lovia/internal/runtime"
+	"github.com/lovia-dev/lovia/internal/safefile"
 	"github.com/lovia-dev/lovia/internal/store"
 	"github.com/lovia-dev/lovia/internal/store/sqlite"
 	"github.com/lovia-dev/lovia/internal/tool"
@@ -218,7 +219,11 @@ func (a *App) openLog(opts Options) (*slog.Logger, error) {
 	w := opts.LogWriter
 	if w == nil {
 		path := a.Config.LogFile()
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		// The data directory and the log are private (0700, 0600), fixed if looser.
+		if err := safefile.PrivateDir(a.Config.Home); err != nil {
+			return nil, errs.Wrap(errs.KindConfig, err, "create the data directory", "check LOVIA_HOME ("+a.Config.Home+") is writable")
+		}
+		if err := safefile.PrivateDir(filepath.Dir(path)); err != nil {
 			return nil, errs.Wrap(errs.KindConfig, err, "create log directory", "check LOVIA_HOME ("+a.Config.Home+") is writable")
 		}
 		// Keep the log bounded: past maxLogBytes the old one becomes lovia.log.1.
@@ -230,6 +235,11 @@ func (a *App) openLog(opts Options) (*slog.Logger, error) {
 			return nil, errs.Wrap(errs.KindConfig, err, "open log file", "check LOVIA_HOME ("+a.Config.Home+") is writable")
 		}
 		a.closers = append(a.closers, f.Close)
+		for _, p := range []string{path, path + ".1"} {
+			if err := safefile.PrivateFile(p); err != nil {
+				return nil, errs.Wrap(errs.KindConfig, err, "make the log file private", "check the owner of "+p)
+			}
+		}
 		w = f
 	}
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})).With("pid", os.Getpid()), nil
