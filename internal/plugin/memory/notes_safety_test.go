@@ -18,7 +18,7 @@ func TestNotesRefuseUnsafeFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := map[string]func(p string) error{
-		"link to a secret": func(p string) error { return os.Symlink(secret, p) },
+		"link to a secret":  func(p string) error { return os.Symlink(secret, p) },
 		"link to /dev/zero": func(p string) error { return os.Symlink("/dev/zero", p) },
 		"fifo":              func(p string) error { return syscall.Mkfifo(p, 0o644) },
 		"too large": func(p string) error {
