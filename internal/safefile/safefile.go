@@ -42,11 +42,11 @@ const (
 
 var (
 	// ErrTooLarge: the file is larger than the cap.
-	ErrTooLarge = errors.New("file too large")
+	ErrTooLarge = errors.New("over the size limit")
 	// ErrNotRegular: the file is a FIFO, device, socket or directory.
 	ErrNotRegular = errors.New("not a regular file")
 	// ErrOutsideRoot: the path, or a link on it, leads out of the root directory.
-	ErrOutsideRoot = errors.New("path leads outside its directory")
+	ErrOutsideRoot = errors.New("links outside its directory")
 )
 
 // ReadBeneath reads path, which must lie inside root, as a regular file of at most
@@ -86,7 +86,7 @@ func ReadBeneath(root, path string, max int64) ([]byte, error) {
 			Msg:  fmt.Sprintf("%s is %s, not a regular file; lovia reads only regular files here", show(path), kindOf(st.Mode())),
 			Hint: "replace " + show(path) + " with a regular file, or remove it"}
 	}
-	return readCapped(f, path, st.Size(), max)
+	return readCapped(f, path, st.Size(), max, "shorten "+show(path)+" below "+Size(max)+" (or remove it)")
 }
 
 // ReadNamed reads a file the user named (a flag value, a script: path), following
@@ -104,20 +104,20 @@ func ReadNamed(path string, max int64) ([]byte, error) {
 	}
 	if st.IsDir() {
 		return nil, &errs.Error{Kind: errs.KindConfig, Err: ErrNotRegular,
-			Msg: show(path) + " is a directory", Hint: "name a file"}
+			Msg: show(path) + " is a directory, not a regular file", Hint: "name a file"}
 	}
 	size := int64(-1)
 	if st.Mode().IsRegular() {
 		size = st.Size()
 	}
-	return readCapped(f, path, size, max)
+	return readCapped(f, path, size, max, "name a file smaller than "+Size(max))
 }
 
 // readCapped reads at most max bytes of f; size is what fstat said (-1: unknown). A
 // file that grows past the cap while being read is refused too.
-func readCapped(f *os.File, path string, size, limit int64) ([]byte, error) {
+func readCapped(f *os.File, path string, size, limit int64, hint string) ([]byte, error) {
 	if size > limit {
-		return nil, tooLarge(path, limit)
+		return nil, tooLarge(path, limit, hint)
 	}
 	buf := make([]byte, 0, min(limit, max(size, 0))+1)
 	data, err := readAll(io.LimitReader(f, limit+1), buf)
@@ -125,7 +125,7 @@ func readCapped(f *os.File, path string, size, limit int64) ([]byte, error) {
 		return nil, refuse(path, err, "cannot read "+show(path), "make the file readable or remove it")
 	}
 	if int64(len(data)) > limit {
-		return nil, tooLarge(path, limit)
+		return nil, tooLarge(path, limit, hint)
 	}
 	return data, nil
 }
@@ -147,15 +147,15 @@ func readAll(r io.Reader, buf []byte) ([]byte, error) {
 	}
 }
 
-func tooLarge(path string, max int64) error {
+func tooLarge(path string, max int64, hint string) error {
 	return &errs.Error{Kind: errs.KindConfig, Err: ErrTooLarge,
-		Msg:  fmt.Sprintf("%s is larger than the %s limit", show(path), Size(max)),
-		Hint: "shorten " + show(path) + " below " + Size(max) + " (or remove it)"}
+		Msg:  fmt.Sprintf("%s is over the size limit (%s)", show(path), Size(max)),
+		Hint: hint}
 }
 
 func outside(path, root string) error {
 	return &errs.Error{Kind: errs.KindConfig, Err: ErrOutsideRoot,
-		Msg:  fmt.Sprintf("%s links outside %s; lovia does not follow it", show(path), show(root)),
+		Msg:  fmt.Sprintf("%s links outside its directory (%s); lovia does not follow it", show(path), show(root)),
 		Hint: "replace the link with a regular file inside " + show(root) + ", or remove it"}
 }
 

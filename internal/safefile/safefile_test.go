@@ -97,7 +97,7 @@ func TestCaps(t *testing.T) {
 	big := filepath.Join(root, "big.yaml")
 	write(t, big, strings.Repeat("x", 2049))
 	_, err := ReadBeneath(root, big, 2048)
-	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "big.yaml is larger than the 2 KiB limit") || !strings.Contains(errs.HintOf(err), "below 2 KiB") {
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "big.yaml is over the size limit (2 KiB)") || !strings.Contains(errs.HintOf(err), "below 2 KiB") {
 		t.Errorf("beneath: %v / %q", err, errs.HintOf(err))
 	}
 	if got, err := ReadNamed(big, 4096); err != nil || len(got) != 2049 {
@@ -114,7 +114,7 @@ func TestCaps(t *testing.T) {
 	}
 	for _, dev := range []string{"/dev/zero", "/dev/urandom"} {
 		_, err := ReadNamed(dev, 1<<20)
-		if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), dev+" is larger than the 1 MiB limit") {
+		if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), dev+" is over the size limit (1 MiB)") {
 			t.Errorf("%s: %v", dev, err)
 		}
 	}
