@@ -3,11 +3,12 @@ package workspace
 import (
 	"bufio"
 	"bytes"
-	"os"
 	"path"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/lovia-dev/lovia/internal/safefile"
 )
 
 // ignoreRule is one line of a .gitignore.
@@ -64,7 +65,9 @@ func parseGitignore(data []byte, base string) *ignoreSet {
 
 // with returns the chain extended by the .gitignore in dir (if any).
 func (c ignoreChain) with(absDir, relDir string) ignoreChain {
-	data, err := os.ReadFile(absDir + "/.gitignore")
+	// A regular file of at most 1 MiB: a .gitignore that is a FIFO or a link to
+	// /dev/zero must not hang or exhaust a listing (it is then not applied).
+	data, err := safefile.ReadBeneath(absDir, absDir+"/.gitignore", maxIgnoreFile)
 	if err != nil {
 		return c
 	}
@@ -108,10 +111,13 @@ func (c ignoreChain) ignored(rel string, isDir bool) bool {
 	return ignored
 }
 
+// maxIgnoreFile caps one .gitignore or info/exclude.
+const maxIgnoreFile = 1 << 20
+
 // rootIgnores is the chain at the root: .git/info/exclude, then .gitignore.
 func rootIgnores(root string) ignoreChain {
 	var c ignoreChain
-	if data, err := os.ReadFile(root + "/.git/info/exclude"); err == nil {
+	if data, err := safefile.ReadBeneath(root, root+"/.git/info/exclude", maxIgnoreFile); err == nil {
 		if s := parseGitignore(data, ""); s != nil {
 			c = append(c, s)
 		}
