@@ -86,6 +86,28 @@ func runChat(ctx context.Context, opts *ChatOptions) error {
 	if !aopts.Trust {
 		chatTrustPrompt(f, aopts)
 	}
+	// Warnings (a refused AGENTS.md, MEMORY.md or SKILL.md) go to stderr before the
+	// TUI starts; those raised while it owns the terminal are printed when it exits.
+	var warnMu sync.Mutex
+	inTUI := false
+	var later []string
+	aopts.Warn = func(msg string) {
+		warnMu.Lock()
+		defer warnMu.Unlock()
+		if inTUI {
+			later = append(later, msg)
+			return
+		}
+		fmt.Fprintf(f.IO.ErrOut, "lovia: warning: %s\n", msg)
+	}
+	defer func() {
+		warnMu.Lock()
+		defer warnMu.Unlock()
+		for _, msg := range later {
+			fmt.Fprintf(f.IO.ErrOut, "lovia: warning: %s\n", msg)
+		}
+		later, inTUI = nil, false
+	}()
 	a, err := f.NewApp(ctx, aopts)
 	if err != nil {
 		return err
@@ -115,6 +137,9 @@ func runChat(ctx context.Context, opts *ChatOptions) error {
 	}
 	b := &chatBackend{app: a, model: model, windows: map[string]int{}}
 	sessionID := f.Common.Session
+	warnMu.Lock()
+	inTUI = true
+	warnMu.Unlock()
 	oc, err := tui.Run(ctx, tui.Options{
 		Backend:     b,
 		Model:       model,

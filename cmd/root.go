@@ -89,7 +89,8 @@ func (c *CommonFlags) Overrides() []config.Override {
 
 // AppOptions are the app.Options the common flags describe.
 func (f *Factory) AppOptions() app.Options {
-	return app.Options{Cwd: f.Common.Cwd, Getenv: f.Getenv, Flags: f.Common.Overrides(), Verbose: f.Common.Verbose, Trust: f.Common.Trust}
+	return app.Options{Cwd: f.Common.Cwd, Getenv: f.Getenv, Flags: f.Common.Overrides(), Verbose: f.Common.Verbose, Trust: f.Common.Trust,
+		Warn: func(msg string) { fmt.Fprintf(f.IO.ErrOut, "lovia: warning: %s\n", msg) }}
 }
 
 // addTrustFlag registers --trust on a command that starts runs.

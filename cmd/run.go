@@ -19,6 +19,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/headless"
 	"github.com/lovia-dev/lovia/internal/runtime"
+	"github.com/lovia-dev/lovia/internal/safefile"
 	"github.com/lovia-dev/lovia/internal/tool"
 )
 
@@ -201,9 +202,13 @@ func readSchema(path string) ([]byte, error) {
 	if path == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadNamed(path, safefile.MaxOutputSchema)
 	if err != nil {
-		return nil, errs.Wrap(errs.KindUsage, err, "cannot read --output-schema "+path, "pass a readable JSON Schema file")
+		hint := errs.HintOf(err)
+		if hint == "" {
+			hint = "pass a readable JSON Schema file"
+		}
+		return nil, errs.Wrap(errs.KindUsage, err, "cannot read --output-schema "+path, hint)
 	}
 	if _, err := tool.CompileSchema(data); err != nil {
 		return nil, errs.Wrap(errs.KindUsage, err, "--output-schema "+path+" is not a valid JSON Schema", "fix the schema (it must be a JSON object schema)")

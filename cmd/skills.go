@@ -56,7 +56,7 @@ func skillsRun(ctx context.Context, opts *SkillsOptions) error {
 		return err
 	}
 	dirs := append(skills.DefaultDirs(f.Getenv("HOME"), cfg.Root), cfg.Skills.Dirs...)
-	list, problems := skills.List(ctx, skills.Config{Bundled: bundledskills.FS, Dirs: dirs, NoWatch: true})
+	list, problems := skills.List(ctx, skills.Config{Bundled: bundledskills.FS, Dirs: dirs, NoWatch: true, Repo: cfg.Root})
 	for _, p := range problems {
 		fmt.Fprintf(f.IO.ErrOut, "lovia: skipped a skill: %v\n", p)
 	}

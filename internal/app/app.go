@@ -39,6 +39,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/provider/script"
 	"github.com/lovia-dev/lovia/internal/runtime"
 	"github.com/lovia-dev/lovia/internal/secret"
+	"github.com/lovia-dev/lovia/internal/safefile"
 	"github.com/lovia-dev/lovia/internal/store"
 	"github.com/lovia-dev/lovia/internal/store/sqlite"
 	"github.com/lovia-dev/lovia/internal/tool"
@@ -67,6 +68,10 @@ type Options struct {
 	ProviderEnv provider.Env
 	// Trust applies the project's loosening settings for this invocation (--trust).
 	Trust bool
+	// Warn, when set, shows the user a problem that does not stop the command (an
+	// instructions, memory or skill file refused or unreadable). Each message is shown
+	// once per App; every one is logged too.
+	Warn func(msg string)
 }
 
 // App is an assembled lovia: everything a run needs except the run's own input.
@@ -91,6 +96,9 @@ type App struct {
 	mu              sync.Mutex
 	models          map[string]provider.Provider
 	closers         []func() error
+	warnTo          func(string)
+	warnMu          sync.Mutex
+	warned          map[string]bool // under warnMu
 	// SubagentEvents, when set before runs start, receives every event of every
 	// subagent (the TUI shows running children). It must not block.
 	SubagentEvents func(childID string, ev event.Event)
@@ -110,7 +118,7 @@ func New(ctx context.Context, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, getenv: getenv, models: map[string]provider.Provider{}}
+	a := &App{Config: cfg, getenv: getenv, models: map[string]provider.Provider{}, warnTo: opts.Warn, warned: map[string]bool{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -167,7 +175,7 @@ func New(ctx context.Context, opts Options) (*App, error) {
 	var problems []error
 	a.Instructions, problems = instructions.Load(instructions.Options{UserDir: cfg.UserDir, Root: cfg.Root, Cwd: cfg.Cwd})
 	for _, p := range problems {
-		a.Log.Warn("project instructions", "err", p)
+		a.warn(p.Error())
 	}
 	if a.Instructions.Truncated {
 		a.Log.Warn("project instructions truncated", "files", len(a.Instructions.Files))
@@ -199,6 +207,18 @@ func withSource(err error, src config.Source) error {
 	return err
 }
 
+// warn logs msg and shows it to the user once (Options.Warn).
+func (a *App) warn(msg string) {
+	a.Log.Warn(msg)
+	a.warnMu.Lock()
+	seen := a.warned[msg]
+	a.warned[msg] = true
+	a.warnMu.Unlock()
+	if !seen && a.warnTo != nil {
+		a.warnTo(msg)
+	}
+}
+
 // maxLogBytes is the size past which the log file is rotated (one old file is kept).
 const maxLogBytes = 10 << 20
 
@@ -210,7 +230,11 @@ func (a *App) openLog(opts Options) (*slog.Logger, error) {
 	w := opts.LogWriter
 	if w == nil {
 		path := a.Config.LogFile()
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		// The data directory and the log are private (0700, 0600), fixed if looser.
+		if err := safefile.PrivateDir(a.Config.Home); err != nil {
+			return nil, errs.Wrap(errs.KindConfig, err, "create the data directory", "check LOVIA_HOME ("+a.Config.Home+") is writable")
+		}
+		if err := safefile.PrivateDir(filepath.Dir(path)); err != nil {
 			return nil, errs.Wrap(errs.KindConfig, err, "create log directory", "check LOVIA_HOME ("+a.Config.Home+") is writable")
 		}
 		// Keep the log bounded: past maxLogBytes the old one becomes lovia.log.1.
@@ -222,6 +246,11 @@ func (a *App) openLog(opts Options) (*slog.Logger, error) {
 			return nil, errs.Wrap(errs.KindConfig, err, "open log file", "check LOVIA_HOME ("+a.Config.Home+") is writable")
 		}
 		a.closers = append(a.closers, f.Close)
+		for _, p := range []string{path, path + ".1"} {
+			if err := safefile.PrivateFile(p); err != nil {
+				return nil, errs.Wrap(errs.KindConfig, err, "make the log file private", "check the owner of "+p)
+			}
+		}
 		w = f
 	}
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})).With("pid", os.Getpid()), nil
@@ -619,7 +648,7 @@ func (a *App) plugins(ctx context.Context, p *preset.Preset, policy string, chil
 		case "skills":
 			dirs := skills.DefaultDirs(a.home(), a.Config.Root)
 			dirs = append(dirs, a.Config.Skills.Dirs...)
-			out = append(out, skills.New(skills.Config{Bundled: bundledskills.FS, Dirs: dirs, NoWatch: a.Config.Skills.NoWatch}, a.Log))
+			out = append(out, skills.New(skills.Config{Bundled: bundledskills.FS, Dirs: dirs, NoWatch: a.Config.Skills.NoWatch, Repo: a.Config.Root, Warn: a.warn}, a.Log))
 		case "mcp":
 			// Added by agentPlugins whenever servers are configured.
 		case "web":

@@ -123,6 +123,7 @@ func (x *extras) named(ctx context.Context, a *App, name, policy string) (plugin
 		defer x.mu.Unlock()
 		if x.memory == nil {
 			cfg := memory.DefaultConfig(a.home(), a.repo())
+			cfg.Warn = a.warn
 			if !a.memoryEphemeral {
 				arch, err := memory.OpenArchive(ctx, filepath.Join(a.Config.Home, "memory.db"))
 				if err != nil {

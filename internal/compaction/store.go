@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/lovia-dev/lovia/internal/safefile"
 )
 
 // ErrNotArchived is returned by ResultStore.Get for a call that was never archived.
@@ -94,7 +96,7 @@ func (d *DirStore) SaveState(ctx context.Context, sessionID string, state json.R
 // writeFileAtomic writes to a temporary file and renames it, so a reader never sees
 // half a file; directories and files are private to the user.
 func writeFileAtomic(p string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+	if err := safefile.PrivateDir(filepath.Dir(p)); err != nil {
 		return err
 	}
 	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")

@@ -29,6 +29,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/plugin/hooks"
 	"github.com/lovia-dev/lovia/internal/plugin/mcp"
+	"github.com/lovia-dev/lovia/internal/safefile"
 	"github.com/lovia-dev/lovia/internal/workspace"
 )
 
@@ -239,12 +240,19 @@ func Load(opts Options) (*Config, error) {
 	}
 	projectSeen := false
 	for _, l := range layers {
-		data, err := os.ReadFile(l.path)
+		// A config file must be a regular file inside its directory (the user's config
+		// dir; the project directory holding .lovia), at most 1 MiB: refusing it stops
+		// the command, since ignoring it could drop settings that tighten the policy.
+		within := c.UserDir
+		if l.layer == LayerProject {
+			within = filepath.Dir(filepath.Dir(l.path))
+		}
+		data, err := safefile.ReadBeneath(within, l.path, safefile.MaxConfig)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, errs.Wrap(errs.KindConfig, err, "read "+l.path, "make the file readable or remove it")
+			return nil, err
 		}
 		var f File
 		if err := yamlfile.Decode(l.path, data, &f); err != nil {

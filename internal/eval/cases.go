@@ -6,13 +6,14 @@ package eval
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/lovia-dev/lovia/internal/config/yamlfile"
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/safefile"
 )
 
 // File is a cases file (`lovia eval FILE`).
@@ -56,9 +57,16 @@ const DefaultJudgeThreshold = 0.7
 
 // Load reads and validates a cases file.
 func Load(path string) (*File, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadNamed(path, safefile.MaxEvalCases)
 	if err != nil {
-		return nil, errs.Wrap(errs.KindConfig, err, "cannot read eval file", "check the path given to `lovia eval`")
+		hint := errs.HintOf(err)
+		if hint == "" {
+			hint = "check the path given to `lovia eval`"
+		}
+		return nil, errs.Wrap(errs.KindConfig, err, "cannot read eval file", hint)
+	}
+	if err := yamlfile.Check(path, b); err != nil {
+		return nil, err
 	}
 	f, err := Parse(b)
 	if err != nil {
@@ -71,6 +79,9 @@ func Load(path string) (*File, error) {
 // Parse decodes and validates cases from YAML. Errors carry line numbers.
 func Parse(b []byte) (*File, error) {
 	var f File
+	if err := yamlfile.Check("cases", b); err != nil {
+		return nil, err // Load checked already, naming the file; this guards other callers
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b), yaml.Strict())
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("%s", yaml.FormatError(err, false, true))

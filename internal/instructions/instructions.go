@@ -11,6 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/safefile"
 )
 
 // DefaultMaxBytes caps the combined instructions (32 KiB).
@@ -41,36 +44,47 @@ type Result struct {
 	Truncated bool
 }
 
-// Load reads the instruction files. Unreadable files are skipped with their error
-// returned alongside (never fatal: instructions are advisory).
+// Load reads the instruction files. Unreadable or refused files (links out of their
+// tree, FIFOs, devices, files over 1 MiB) are skipped with their error returned
+// alongside, to be shown to the user (never fatal: instructions are advisory).
 func Load(opts Options) (Result, []error) {
 	max := opts.MaxBytes
 	if max <= 0 {
 		max = DefaultMaxBytes
 	}
-	var paths []string
+	// Each file is read beneath its tree: the user's config dir, or the repository
+	// (the working directory when it is outside the repository).
+	type candidate struct{ path, within string }
+	var paths []candidate
 	if opts.UserDir != "" {
-		paths = append(paths, filepath.Join(opts.UserDir, "AGENTS.md"))
+		paths = append(paths, candidate{filepath.Join(opts.UserDir, "AGENTS.md"), opts.UserDir})
 	}
-	for _, d := range dirs(opts.Root, opts.Cwd) {
-		paths = append(paths, pick(d))
+	ds := dirs(opts.Root, opts.Cwd)
+	for _, d := range ds {
+		paths = append(paths, candidate{pick(d), ds[0]})
 	}
 	var res Result
 	var problems []error
 	var b strings.Builder
 	used := 0
 	seen := map[string]bool{}
-	for _, p := range paths {
+	for _, c := range paths {
+		p := c.path
 		if p == "" || seen[p] {
 			continue
 		}
 		seen[p] = true
-		data, err := os.ReadFile(p)
+		// A regular file that does not link out of its tree, at most 1 MiB: a link to
+		// ~/.ssh/id_rsa, a FIFO or /dev/zero is refused and never read.
+		data, err := safefile.ReadBeneath(c.within, p, safefile.MaxInstructions)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			problems = append(problems, fmt.Errorf("instructions %s: %w", p, err))
+			if h := errs.HintOf(err); h != "" {
+				err = fmt.Errorf("%w (%s)", err, h)
+			}
+			problems = append(problems, fmt.Errorf("instructions left out: %w", err))
 			continue
 		}
 		text := strings.TrimSpace(string(data))

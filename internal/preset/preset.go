@@ -16,6 +16,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/config/trust"
 	"github.com/lovia-dev/lovia/internal/config/yamlfile"
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/safefile"
 	"github.com/lovia-dev/lovia/presets"
 )
 
@@ -120,9 +121,17 @@ func (s *Set) addFS(fsys fs.FS, dir, origin string, untrusted bool) error {
 		if e.IsDir() || !(strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")) {
 			continue
 		}
-		data, err := fs.ReadFile(fsys, path.Join(dir, name))
+		var data []byte
+		var err error
+		if origin == "bundled" {
+			data, err = fs.ReadFile(fsys, path.Join(dir, name))
+		} else {
+			// A preset on disk is a regular file of at most 1 MiB that does not link
+			// out of the directory holding presets/ (~/.config/lovia, .lovia).
+			data, err = safefile.ReadBeneath(filepath.Dir(origin), filepath.Join(origin, filepath.FromSlash(path.Join(dir, name))), safefile.MaxPreset)
+		}
 		if err != nil {
-			return errs.Wrap(errs.KindConfig, err, "read preset "+name, "")
+			return errs.Wrap(errs.KindConfig, err, "read preset "+name, errs.HintOf(err))
 		}
 		file := name
 		source := "bundled"

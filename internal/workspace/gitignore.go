@@ -64,6 +64,9 @@ func parseGitignore(data []byte, base string) *ignoreSet {
 
 // with returns the chain extended by the .gitignore in dir (if any).
 func (c ignoreChain) with(absDir, relDir string) ignoreChain {
+	// A regular file of at most 1 MiB, never through a link: a .gitignore that is a
+	// FIFO or a link to /dev/zero must not hang or exhaust a listing (it is then not
+	// applied).
 	data, err := readNoFollow(absDir + "/.gitignore")
 	if err != nil {
 		return c
@@ -108,6 +111,9 @@ func (c ignoreChain) ignored(rel string, isDir bool) bool {
 	return ignored
 }
 
+// maxIgnoreFile caps one .gitignore or info/exclude.
+const maxIgnoreFile = 1 << 20
+
 // rootIgnores is the chain at the root: .git/info/exclude, then .gitignore.
 func rootIgnores(root string) ignoreChain {
 	var c ignoreChain
@@ -128,6 +134,6 @@ func readNoFollow(abs string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, _, _, err := readOpened(f, 1<<20)
+	data, _, _, err := readOpened(f, maxIgnoreFile)
 	return data, err
 }

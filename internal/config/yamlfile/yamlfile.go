@@ -1,5 +1,7 @@
-// Package yamlfile decodes lovia's YAML files (config, presets, scripts) strictly and
-// turns decoder failures into errors that name the file, the line and the fix.
+// Package yamlfile decodes lovia's YAML files (config, presets, scripts, eval cases,
+// skills' front matter) strictly, refuses documents too deep or whose aliases expand
+// too far (Check), and turns decoder failures into errors that name the file, the
+// line and the fix.
 package yamlfile
 
 import (
@@ -15,12 +17,16 @@ import (
 	"github.com/lovia-dev/lovia/internal/errs"
 )
 
-// Decode unmarshals data (read from path) into v, rejecting unknown keys. Errors are
-// *errs.Error of kind KindConfig with a message "PATH:LINE:COL: what" and a hint; an
-// unknown key's hint suggests the closest known key of v's type.
+// Decode unmarshals data (read from path) into v, rejecting unknown keys and
+// documents beyond the limits of Check. Errors are *errs.Error of kind KindConfig
+// with a message "PATH:LINE:COL: what" and a hint; an unknown key's hint suggests the
+// closest known key of v's type.
 func Decode(path string, data []byte, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil
+	}
+	if err := Check(path, data); err != nil {
+		return err
 	}
 	err := yaml.UnmarshalWithOptions(data, v, yaml.DisallowUnknownField())
 	if err == nil {

@@ -14,6 +14,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/safefile"
 )
 
 // GlobalScope is the scope of memories shared by every project.
@@ -76,6 +77,11 @@ func OpenArchive(ctx context.Context, path string) (*Archive, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, errs.Wrap(errs.KindStore, err, "create the memory database directory", "check the permissions of "+filepath.Dir(path))
 	}
+	// Create the file 0600 before SQLite does (it would use 0644): the archive holds
+	// what the model remembered, which may quote code or secrets.
+	if err := safefile.CreatePrivate(path); err != nil {
+		return nil, errs.Wrap(errs.KindStore, err, "create the memory database "+path, "check the permissions of "+filepath.Dir(path))
+	}
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 	db, err := sql.Open("sqlite", "file:"+esc+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_txlock=immediate")
 	if err != nil {
@@ -87,6 +93,12 @@ func OpenArchive(ctx context.Context, path string) (*Archive, error) {
 		return nil, err
 	}
 	a.owned = true
+	for _, p := range []string{path + "-wal", path + "-shm"} {
+		if err := safefile.PrivateFile(p); err != nil {
+			a.Close()
+			return nil, errs.Wrap(errs.KindStore, err, "make "+p+" private", "check the file's owner and permissions")
+		}
+	}
 	return a, nil
 }
 

@@ -17,7 +17,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	lerrs "github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/plugin"
+	"github.com/lovia-dev/lovia/internal/safefile"
 	"github.com/lovia-dev/lovia/internal/tool"
 )
 
@@ -43,6 +45,9 @@ type Config struct {
 	// error denies the write (the workspace policy decides, e.g. writes outside the
 	// repository).
 	CheckWrite func(ctx context.Context, rc *tool.RunContext, path string) error `yaml:"-"`
+	// Warn, when set, shows the user a problem that does not stop the run (a notes
+	// file refused because it is a link out of its directory, a FIFO, too large).
+	Warn func(msg string) `yaml:"-"`
 }
 
 // DefaultConfig returns the standard notes locations: <root>/.lovia/MEMORY.md and
@@ -79,6 +84,14 @@ func New(cfg Config, logger *slog.Logger) *Plugin {
 	return &Plugin{cfg: cfg, logger: logger}
 }
 
+// warn tells the user (Config.Warn) and the log.
+func (p *Plugin) warn(msg string) {
+	p.logger.Warn(msg)
+	if p.cfg.Warn != nil {
+		p.cfg.Warn(msg)
+	}
+}
+
 // Name implements plugin.Plugin.
 func (*Plugin) Name() string { return "memory" }
 
@@ -86,27 +99,39 @@ func (p *Plugin) scopes() []string { return []string{GlobalScope, p.project()} }
 
 func (p *Plugin) project() string { return "project:" + p.cfg.Project }
 
+// readNotes reads a MEMORY.md: a regular file of at most 1 MiB that does not link
+// out of its directory (.lovia, ~/.config/lovia). A link to ~/.ssh/id_rsa, a FIFO or
+// /dev/zero is refused (the error names the file, the limit and the fix) and never
+// read.
 func readNotes(path string) (string, error) {
 	if path == "" {
 		return "", nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadBeneath(filepath.Dir(path), path, safefile.MaxNotes)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
-	return strings.TrimSpace(string(b)), err
+	if err != nil {
+		if h := lerrs.HintOf(err); h != "" {
+			err = fmt.Errorf("%w (%s)", err, h)
+		}
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 // Notes returns the prompt section with both notes files within the budget (global
 // first; the project notes get what is left, at least half).
+// A notes file that cannot be read safely is left out, with a warning; the other
+// still loads.
 func (p *Plugin) Notes() (string, error) {
 	global, err := readNotes(p.cfg.GlobalNotes)
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", p.cfg.GlobalNotes, err)
+		p.warn(fmt.Sprintf("memory notes left out: %v", err))
 	}
 	project, err := readNotes(p.cfg.ProjectNotes)
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", p.cfg.ProjectNotes, err)
+		p.warn(fmt.Sprintf("memory notes left out: %v", err))
 	}
 	budget := p.cfg.MaxNotesChars
 	gLen, pLen := utf8.RuneCountInString(global), utf8.RuneCountInString(project)

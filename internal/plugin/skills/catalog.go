@@ -14,13 +14,16 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	lerrs "github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/safefile"
 )
 
 // Source labels where a skill came from.
 const SourceBundled = "bundled"
 
 // MaxSkillFileBytes bounds SKILL.md and read_skill_file reads.
-const MaxSkillFileBytes = 256 << 10
+const MaxSkillFileBytes = safefile.MaxSkillFile
 
 // Skill is one discovered skill.
 type Skill struct {
@@ -49,6 +52,11 @@ type Config struct {
 	Dirs []string `yaml:"dirs"`
 	// NoWatch disables fsnotify watching (the catalog is then fixed for the run).
 	NoWatch bool `yaml:"no_watch"`
+	// Repo is the repository root: a skill folder found under it must not link out of
+	// it (a repository cannot hand the model a folder elsewhere on the disk).
+	Repo string `yaml:"-"`
+	// Warn, when set, shows the user each skill that failed to load.
+	Warn func(msg string) `yaml:"-"`
 }
 
 // DefaultDirs returns the standard roots in precedence order: the user's
@@ -91,7 +99,7 @@ func List(ctx context.Context, cfg Config) ([]Skill, []error) {
 			problems = append(problems, ctx.Err())
 			break
 		}
-		skills, errs := scanDir(root)
+		skills, errs := scanDir(root, cfg.Repo)
 		problems = append(problems, errs...)
 		for _, s := range skills {
 			add(s)
@@ -137,10 +145,18 @@ func scanFS(fsys fs.FS, label string) ([]Skill, []error) {
 	return out, problems
 }
 
-func scanDir(root string) ([]Skill, []error) {
+func scanDir(root, repo string) ([]Skill, []error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, []error{fmt.Errorf("skills directory %s: %w", root, err)}
+	}
+	// Under the repository, folders must resolve inside it; elsewhere (the user's own
+	// skill directories) a symlinked folder is the user's choice.
+	realRepo := ""
+	if repo != "" {
+		if r, err := filepath.Rel(repo, abs); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			realRepo, _ = filepath.EvalSymlinks(repo)
+		}
 	}
 	ents, err := os.ReadDir(abs)
 	if err != nil {
@@ -158,10 +174,17 @@ func scanDir(root string) ([]Skill, []error) {
 			continue
 		}
 		p := filepath.Join(dir, "SKILL.md")
-		data, err := readCapped(p)
+		if realRepo != "" {
+			if real, err := filepath.EvalSymlinks(dir); err != nil || !inside(realRepo, real) {
+				problems = append(problems, fmt.Errorf("skill folder %s links outside the repository (to %s); lovia does not follow it: replace the link with the folder itself, or remove it", dir, real))
+				continue
+			}
+		}
+		// SKILL.md is a regular file that stays inside its folder.
+		data, err := safefile.ReadBeneath(dir, p, MaxSkillFileBytes)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
-				problems = append(problems, fmt.Errorf("%s: %w", p, err))
+				problems = append(problems, withHint(err))
 			}
 			continue
 		}
@@ -175,15 +198,17 @@ func scanDir(root string) ([]Skill, []error) {
 	return out, problems
 }
 
-func readCapped(p string) ([]byte, error) {
-	st, err := os.Stat(p)
-	if err != nil {
-		return nil, err
+// withHint adds an *errs.Error's hint to its text (problems are shown as text).
+func withHint(err error) error {
+	if h := lerrs.HintOf(err); h != "" {
+		return fmt.Errorf("%w (%s)", err, h)
 	}
-	if st.Size() > MaxSkillFileBytes {
-		return nil, fmt.Errorf("file is %d bytes; the limit is %d", st.Size(), MaxSkillFileBytes)
-	}
-	return os.ReadFile(p)
+	return err
+}
+
+func inside(root, target string) bool {
+	r, err := filepath.Rel(root, target)
+	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator))
 }
 
 // Files lists the skill's files other than SKILL.md (slash-separated, relative to its
@@ -244,19 +269,17 @@ func (s *Skill) ReadFile(rel string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	target, err := filepath.EvalSymlinks(filepath.Join(base, filepath.FromSlash(clean)))
-	if err != nil {
-		return nil, err
-	}
-	if r, err := filepath.Rel(base, target); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-		return nil, fmt.Errorf("%q resolves to %s: %w", rel, target, ErrOutsideSkill)
-	}
-	st, err := os.Stat(target)
-	if err != nil {
-		return nil, err
-	}
-	if st.IsDir() {
+	target := filepath.Join(base, filepath.FromSlash(clean))
+	if st, err := os.Stat(target); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("%s is a directory; name a file in it", clean)
 	}
-	return readCapped(target)
+	// Read beneath the folder: a link out of it, a FIFO or a device is refused.
+	data, err := safefile.ReadBeneath(base, target, MaxSkillFileBytes)
+	if errors.Is(err, safefile.ErrOutsideRoot) {
+		return nil, fmt.Errorf("%q: %w", rel, ErrOutsideSkill)
+	}
+	if err != nil {
+		return nil, withHint(err)
+	}
+	return data, nil
 }

@@ -9,6 +9,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/lovia-dev/lovia/internal/config/yamlfile"
+	lerrs "github.com/lovia-dev/lovia/internal/errs"
 )
 
 // Limits from the agentskills.io specification.
@@ -88,6 +91,9 @@ func Parse(path string, data []byte) (Frontmatter, string, error) {
 	}
 	var raw map[string]any
 	if strings.TrimSpace(header) != "" {
+		if err := yamlfile.Check(path, []byte(header)); err != nil {
+			return fail(0, "invalid YAML frontmatter: %v (%s)", err, lerrs.HintOf(err))
+		}
 		if err := yaml.Unmarshal([]byte(header), &raw); err != nil {
 			line, msg := 0, err.Error()
 			var ye yaml.Error

@@ -83,6 +83,9 @@ func (p *Plugin) Setup(ctx context.Context, _ *tool.RunContext) (*plugin.Contrib
 	list, problems := List(ctx, p.cfg)
 	for _, e := range problems {
 		p.logger.Warn("skill not loaded", "err", e)
+		if p.cfg.Warn != nil {
+			p.cfg.Warn("skill not loaded: " + e.Error())
+		}
 	}
 	c := &catalog{cfg: p.cfg, logger: p.logger, initial: index(list), current: index(list), problems: problems}
 	contrib := &plugin.Contribution{

@@ -37,7 +37,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -45,6 +44,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/config/yamlfile"
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/provider"
+	"github.com/lovia-dev/lovia/internal/safefile"
 	"github.com/lovia-dev/lovia/internal/transcript"
 	"github.com/lovia-dev/lovia/internal/usage"
 )
@@ -195,9 +195,13 @@ func (p *Provider) SetRecording(on bool) {
 
 // Load reads and parses a script file.
 func Load(path string) (*Provider, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadNamed(path, safefile.MaxScript)
 	if err != nil {
-		return nil, errs.Wrap(errs.KindConfig, err, "read script", "check the path after script: (relative paths resolve against the working directory)")
+		hint := errs.HintOf(err)
+		if hint == "" {
+			hint = "check the path after script: (relative paths resolve against the working directory)"
+		}
+		return nil, errs.Wrap(errs.KindConfig, err, "read script", hint)
 	}
 	s, err := Parse(path, data)
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -267,6 +269,26 @@ turns:
 	}
 }
 
+// aliasBomb nests 9 levels of 9 aliases in a turn's args (9^9 values expanded).
+var aliasBomb = func() string {
+	s := "x0: &a0 [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n"
+	for i := 1; i <= 9; i++ {
+		s += fmt.Sprintf("x%d: &a%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d,", i-1), 9), ","))
+	}
+	return s + "turns:\n  - tool_calls: [{name: t, args: {v: *a9}}]\n"
+}()
+
+// A script: path that names an endless device fails at the cap.
+func TestLoadIsCapped(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no /dev/zero")
+	}
+	_, err := Load("/dev/zero")
+	if err == nil || !strings.Contains(err.Error(), "/dev/zero is over the size limit (16 MiB)") || errs.KindOf(err) != errs.KindConfig {
+		t.Errorf("err %v", err)
+	}
+}
+
 func TestBadScripts(t *testing.T) {
 	tests := []struct {
 		name, src string
@@ -278,6 +300,7 @@ func TestBadScripts(t *testing.T) {
 		{"no turns", "context_window: 10\n", []string{"no turns"}},
 		{"empty error", "turns:\n  - error: {message: x}\n", []string{"empty error"}},
 		{"unnamed call", "turns:\n  - tool_calls: [{args: {}}]\n", []string{"has no name"}},
+		{"alias bomb", aliasBomb, []string{"bad.yaml:", "aliases expand to more than 100000 nodes", "write the values out"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

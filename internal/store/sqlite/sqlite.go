@@ -25,6 +25,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/safefile"
 )
 
 // busyTimeout is how long SQLite waits for another connection's write lock before
@@ -85,12 +86,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	// Create the file ourselves so it is private (conversations may hold source code);
 	// an empty file is a valid, empty SQLite database.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
+	// A database created 0644 by an older lovia, or widened by hand, is made private
+	// again; SQLite gives its -wal and -shm files the database's mode.
+	if err := safefile.CreatePrivate(path); err != nil {
 		return nil, errs.Wrap(errs.KindStore, err, "open database "+path,
 			"check the file's permissions, or choose another file with --db")
 	}
-	f.Close()
 
 	sqldb, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
@@ -104,6 +105,13 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err := db.migrate(ctx); err != nil {
 		sqldb.Close()
 		return nil, err
+	}
+	// -wal and -shm left from a looser past keep their mode: tighten them too.
+	for _, p := range []string{path + "-wal", path + "-shm"} {
+		if err := safefile.PrivateFile(p); err != nil {
+			sqldb.Close()
+			return nil, errs.Wrap(errs.KindStore, err, "make "+p+" private", "check the file's owner and permissions")
+		}
 	}
 	return db, nil
 }

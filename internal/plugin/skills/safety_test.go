@@ -1,0 +1,80 @@
+//go:build unix
+
+package skills
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// In a repository, a SKILL.md (or a whole skill folder) that links out of it, a FIFO
+// SKILL.md, or an alias bomb in the front matter is a problem naming the file; the
+// other skills load. Outside the repository (the user's own skills) a symlinked
+// folder is the user's choice and loads.
+func TestProjectSkillsStayInTheRepository(t *testing.T) {
+	elsewhere := t.TempDir()
+	secretDir := writeSkill(t, elsewhere, "stolen", "d", "CANARY-BODY")
+	repo := t.TempDir()
+	root := filepath.Join(repo, ".lovia", "skills")
+	writeSkill(t, root, "good", "fine", "body")
+	linked := filepath.Join(root, "linked-file")
+	os.MkdirAll(linked, 0o755)
+	if err := os.Symlink(filepath.Join(secretDir, "SKILL.md"), filepath.Join(linked, "SKILL.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secretDir, filepath.Join(root, "linked-folder")); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(root, "fifo")
+	os.MkdirAll(fifo, 0o755)
+	if err := syscall.Mkfifo(filepath.Join(fifo, "SKILL.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bomb := filepath.Join(root, "bomb")
+	os.MkdirAll(bomb, 0o755)
+	var b strings.Builder
+	b.WriteString("---\nname: bomb\ndescription: d\na0: &a0 [x,x,x,x,x,x,x,x,x]\n")
+	for i := 1; i <= 9; i++ {
+		r := strings.Repeat(",*a"+string(rune('0'+i-1)), 9)[1:]
+		b.WriteString("a" + string(rune('0'+i)) + ": &a" + string(rune('0'+i)) + " [" + r + "]\n")
+	}
+	b.WriteString("---\nbody\n")
+	os.WriteFile(filepath.Join(bomb, "SKILL.md"), []byte(b.String()), 0o644)
+
+	var warned []string
+	list, problems := List(context.Background(), Config{Dirs: []string{root}, Repo: repo, Warn: func(m string) { warned = append(warned, m) }})
+	if len(list) != 1 || list[0].Name != "good" {
+		t.Errorf("list = %v", list)
+	}
+	text := ""
+	for _, p := range problems {
+		text += p.Error() + "\n"
+	}
+	for _, want := range []string{
+		filepath.Join(linked, "SKILL.md") + " links outside",
+		"skill folder " + filepath.Join(root, "linked-folder") + " links outside the repository",
+		filepath.Join(fifo, "SKILL.md") + " is a FIFO",
+		"aliases expand to more than 100000 nodes",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("problems lack %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "CANARY") {
+		t.Error("a refused file's content reached a problem")
+	}
+
+	// The user's own skill directory may hold a symlinked folder.
+	user := t.TempDir()
+	if err := os.Symlink(secretDir, filepath.Join(user, "shared")); err != nil {
+		t.Fatal(err)
+	}
+	list, problems = List(context.Background(), Config{Dirs: []string{user}, Repo: repo})
+	if len(list) != 1 || len(problems) != 0 {
+		t.Errorf("user dir: %v %v", list, problems)
+	}
+}
