@@ -211,14 +211,15 @@ func toolHeader(th Theme, c *toolCall, width int, now time.Time, spin string) st
 		mark, status = th.OK.Render("✓"), th.Dim.Render(fmtDuration(c.Duration))
 	}
 	arg := keyArg(c.Name, c.Args)
+	name := sanitize(c.Name) // the model names the tool, even an unknown one
 	statusW := ansi.StringWidth(status)
-	room := width - 4 - ansi.StringWidth(c.Name) - 1 - statusW - 2
+	room := width - 4 - ansi.StringWidth(name) - 1 - statusW - 2
 	if room < 8 {
 		arg = ""
 	} else {
 		arg = ansi.Truncate(arg, room, "…")
 	}
-	line := "  " + mark + " " + th.ToolName.Render(c.Name)
+	line := "  " + mark + " " + th.ToolName.Render(name)
 	if arg != "" {
 		line += " " + arg
 	}
@@ -428,7 +429,7 @@ func renderTodos(th Theme, args json.RawMessage) string {
 func renderApproval(th Theme, c *toolCall, width int, more int) string {
 	a := c.Approval
 	var b strings.Builder
-	title := "Allow " + c.Name + "?"
+	title := "Allow " + sanitize(c.Name) + "?"
 	switch a.Kind {
 	case "command":
 		title = "Run this command?"
