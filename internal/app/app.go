@@ -594,7 +594,7 @@ func (a *App) plugins(ctx context.Context, p *preset.Preset, policy string, chil
 			}
 			fallthrough
 		default:
-			pl, err := a.extra.named(ctx, a, name)
+			pl, err := a.extra.named(ctx, a, name, policy)
 			if err != nil {
 				return nil, err
 			}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/lovia-dev/lovia/internal/agent"
+	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/plugin"
 	"github.com/lovia-dev/lovia/internal/plugin/mcp"
 	"github.com/lovia-dev/lovia/internal/plugin/memory"
@@ -87,8 +88,8 @@ func (x *extras) agentPlugins(a *App, policy string) ([]plugin.Plugin, error) {
 }
 
 // named returns an optional plugin a preset enables by name, nil when it is not
-// available (the error says why).
-func (x *extras) named(ctx context.Context, a *App, name string) (plugin.Plugin, error) {
+// available (the error says why). policy is the run's workspace policy.
+func (x *extras) named(ctx context.Context, a *App, name, policy string) (plugin.Plugin, error) {
 	switch name {
 	case "memory":
 		x.mu.Lock()
@@ -105,11 +106,28 @@ func (x *extras) named(ctx context.Context, a *App, name string) (plugin.Plugin,
 			}
 			x.memory = memory.New(cfg, a.Log)
 		}
-		return x.memory, nil
+		// Memory writes pass the run's workspace policy (project notes: a write inside
+		// the root; global notes: ask; readonly: nothing).
+		w, err := a.Workspace(policy)
+		if err != nil {
+			return nil, err
+		}
+		return x.memory.WithGate(memoryGate(w)), nil
 	case "subagents":
 		return subagents.New(subagents.Config{Build: a.buildChild, Presets: a.childPresets(), OnEvent: a.SubagentEvents}, a.Log)
 	}
 	return nil, nil
+}
+
+// memoryGate judges the memory tools' writes by w's policy.
+func memoryGate(w *workspace.Workspace) memory.WriteGate {
+	return func(_ context.Context, wr memory.Write) (*event.Approval, error) {
+		scope := workspace.MemoryProject
+		if wr.Scope == memory.GlobalScope {
+			scope = workspace.MemoryGlobal
+		}
+		return w.MemoryApproval(scope, wr.Path, wr.What)
+	}
 }
 
 // buildChild builds a subagent's agent and options: a run of its own (checkpointed,
