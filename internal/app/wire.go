@@ -92,6 +92,13 @@ func (x *extras) agentPlugins(a *App, policy string) ([]plugin.Plugin, error) {
 func (x *extras) named(ctx context.Context, a *App, name, policy string) (plugin.Plugin, error) {
 	switch name {
 	case "memory":
+		// Memory writes pass the run's workspace policy (project notes: a write inside
+		// the root; global notes: ask; readonly: nothing). Taken before x.mu, which
+		// Workspace locks too.
+		w, err := a.Workspace(policy)
+		if err != nil {
+			return nil, err
+		}
 		x.mu.Lock()
 		defer x.mu.Unlock()
 		if x.memory == nil {
@@ -105,12 +112,6 @@ func (x *extras) named(ctx context.Context, a *App, name, policy string) (plugin
 				cfg.Archive = arch
 			}
 			x.memory = memory.New(cfg, a.Log)
-		}
-		// Memory writes pass the run's workspace policy (project notes: a write inside
-		// the root; global notes: ask; readonly: nothing).
-		w, err := a.Workspace(policy)
-		if err != nil {
-			return nil, err
 		}
 		return x.memory.WithGate(memoryGate(w)), nil
 	case "subagents":
