@@ -432,8 +432,10 @@ func argsText(raw json.RawMessage) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
+// writeJSON writes v indented; C1 and bidi characters are written as \u escapes
+// (JSON leaves them raw, and a terminal may act on them).
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(termtext.NewJSONWriter(w))
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }

@@ -386,7 +386,7 @@ func sessionsExport(ctx context.Context, opts *SessionsOptions) (err error) {
 }
 
 func exportJSONL(w io.Writer, d *sessionData) error {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(termtext.NewJSONWriter(w)) // C1 and bidi as \u escapes
 	for _, e := range d.Entries {
 		if err := enc.Encode(e); err != nil {
 			return err

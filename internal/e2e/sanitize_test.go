@@ -76,8 +76,14 @@ turns:
 	if !strings.Contains(sum.Output, "\x1b]52;c;") || !strings.Contains(sum.Output, "\u202e") {
 		t.Errorf("--output json lost the original text: %q", sum.Output)
 	}
-	if strings.Contains(r.stdout, "\x1b") {
-		t.Errorf("--output json carries a raw ESC")
+	assertClean(t, "--output json", r.stdout) // JSON escapes ESC; lovia escapes C1 and bidi too
+	if !strings.Contains(sum.Output, "\u009b31m") {
+		t.Errorf("--output json lost the 8-bit CSI: %q", sum.Output)
+	}
+	r = e.run(nil, "run", "--output", "stream-json", "-m", "script:script.yaml", "go")
+	assertClean(t, "--output stream-json", r.stdout)
+	if !strings.Contains(r.stdout, `\u202e`) {
+		t.Errorf("stream-json lost the bidi override:\n%s", r.stdout)
 	}
 
 	for _, args := range [][]string{

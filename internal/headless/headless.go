@@ -64,9 +64,11 @@ type Writer interface {
 func New(format Format, stdout, stderr io.Writer, opts Options) Writer {
 	switch format {
 	case JSON:
-		return &jsonWriter{out: stdout}
+		// JSON keeps the text exact; C1 and bidi characters, which JSON leaves raw and
+		// a terminal may act on, are written as \u escapes.
+		return &jsonWriter{out: termtext.NewJSONWriter(stdout)}
 	case StreamJSON:
-		return newStreamWriter(stdout)
+		return newStreamWriter(termtext.NewJSONWriter(stdout))
 	}
 	return &textWriter{out: stdout, err: stderr, opts: opts}
 }
