@@ -9,6 +9,7 @@ import (
 
 	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/preset"
+	"github.com/lovia-dev/lovia/internal/termtext"
 )
 
 // ConfigOptions are the inputs of `lovia config`.
@@ -68,7 +69,7 @@ func configRun(opts *ConfigOptions) error {
 		return enc.Encode(map[string]any{"values": cfg.Values(), "files": cfg.Files, "root": cfg.Root, "user_dir": cfg.UserDir,
 			"trust": map[string]any{"trusted": cfg.Trust.Trusted, "via": cfg.Trust.Via, "ignored": cfg.Trust.Ignored()}})
 	}
-	tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(termtext.NewWriter(f.IO.Out), 2, 4, 2, ' ', 0) // repository text, sanitized
 	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
 	for _, v := range cfg.Values() {
 		val := v.Value

@@ -13,6 +13,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/eval"
 	"github.com/lovia-dev/lovia/internal/runtime"
+	"github.com/lovia-dev/lovia/internal/termtext"
 )
 
 // EvalOptions are the inputs of `lovia eval`.
@@ -183,5 +184,5 @@ func progressLine(done, total int, r eval.SampleResult) string {
 	if !r.Pass && why != "" {
 		line += "  " + strings.Join(strings.Fields(why), " ")
 	}
-	return line
+	return termtext.String(line) // check details quote model output
 }

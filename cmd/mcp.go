@@ -13,6 +13,7 @@ import (
 
 	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/plugin/mcp"
+	"github.com/lovia-dev/lovia/internal/termtext"
 )
 
 // MCPOptions are the inputs of `lovia mcp list`.
@@ -106,6 +107,11 @@ func mcpList(ctx context.Context, opts *MCPOptions) error {
 }
 
 func writeMCPTable(w io.Writer, list []mcp.ServerStatus, tools bool) error {
+	// Tool names, descriptions and error lines come from the servers: untrusted text,
+	// shown sanitized.
+	sw := termtext.NewWriter(w)
+	defer sw.Flush()
+	w = sw
 	if len(list) == 0 {
 		_, err := fmt.Fprintln(w, "no MCP servers configured (add them under mcp.servers in ~/.config/lovia/config.yaml or .lovia/config.yaml)")
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/preset"
+	"github.com/lovia-dev/lovia/internal/termtext"
 )
 
 // PresetsOptions are the inputs of `lovia presets`.
@@ -65,7 +66,7 @@ func presetsRun(opts *PresetsOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
 	}
-	tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(termtext.NewWriter(f.IO.Out), 2, 4, 2, ' ', 0) // repository text, sanitized
 	fmt.Fprintln(tw, "NAME\tDESCRIPTION\tSOURCE")
 	for _, r := range rows {
 		name := r.Name

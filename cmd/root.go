@@ -16,6 +16,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/app"
 	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/termtext"
 )
 
 // Factory carries what every command needs; tests build one with buffers.
@@ -214,11 +215,12 @@ func isCobraUsage(err error) bool {
 	return false
 }
 
-// PrintError writes "lovia: MESSAGE" and the hint.
+// PrintError writes "lovia: MESSAGE" and the hint, sanitized: a message may quote
+// model text, tool output, file names or an MCP server's error.
 func PrintError(w interface{ Write([]byte) (int, error) }, err error) {
-	fmt.Fprintf(w, "lovia: %s\n", err)
+	fmt.Fprintf(w, "lovia: %s\n", termtext.String(err.Error()))
 	if h := errs.HintOf(err); h != "" {
-		fmt.Fprintf(w, "  hint: %s\n", h)
+		fmt.Fprintf(w, "  hint: %s\n", termtext.String(h))
 	}
 }
 

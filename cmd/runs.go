@@ -17,6 +17,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/store"
 	"github.com/lovia-dev/lovia/internal/store/sqlite"
+	"github.com/lovia-dev/lovia/internal/termtext"
 	"github.com/lovia-dev/lovia/internal/transcript"
 	"github.com/lovia-dev/lovia/internal/usage"
 )
@@ -176,7 +177,10 @@ func runsList(ctx context.Context, opts *RunsOptions) error {
 		return nil
 	}
 	tty := f.IO.StdoutTTY
-	tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
+	// Agent and model names come from presets and the database: shown sanitized.
+	out := termtext.NewWriter(f.IO.Out)
+	defer out.Flush()
+	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	if tty {
 		fmt.Fprintln(tw, "ID\tSTATUS\tAGENT\tTURNS\tTOKENS\tMODEL\tUPDATED")
 	}
@@ -184,7 +188,7 @@ func runsList(ctx context.Context, opts *RunsOptions) error {
 		if tty {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.ID, r.Status, r.Agent, r.Turns, tokens(r.Usage), r.Model, ago(opts.now(), r.UpdatedAt))
 		} else {
-			fmt.Fprintf(f.IO.Out, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, r.Status, r.Agent, r.Turns, r.Usage.Total(), r.Model, r.UpdatedAt.UTC().Format(time.RFC3339))
+			fmt.Fprintf(out, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, r.Status, r.Agent, r.Turns, r.Usage.Total(), r.Model, r.UpdatedAt.UTC().Format(time.RFC3339))
 		}
 	}
 	if tty {
@@ -192,7 +196,7 @@ func runsList(ctx context.Context, opts *RunsOptions) error {
 			return err
 		}
 		if n := countStatus(runs, store.StatusInterrupted); n > 0 {
-			fmt.Fprintf(f.IO.Out, "\n%d interrupted: continue one with lovia resume ID\n", n)
+			fmt.Fprintf(out, "\n%d interrupted: continue one with lovia resume ID\n", n)
 		}
 	}
 	return nil
@@ -327,7 +331,10 @@ func runsShow(ctx context.Context, opts *RunsOptions) error {
 	var st app.Settings
 	_ = json.Unmarshal(snap.Head.Settings, &st) // a damaged settings object only blanks fields
 
-	w := f.IO.Out
+	// Everything below quotes the run's text (model output, tool results, errors,
+	// names from presets): it reaches the terminal sanitized.
+	w := termtext.NewWriter(f.IO.Out)
+	defer w.Flush()
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	row := func(k, v string) {
 		if v != "" {
@@ -435,8 +442,10 @@ func argsText(raw json.RawMessage) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
+// writeJSON writes v indented; C1 and bidi characters are written as \u escapes
+// (JSON leaves them raw, and a terminal may act on them).
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(termtext.NewJSONWriter(w))
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
@@ -482,9 +491,10 @@ func ago(now, t time.Time) string {
 	return t.Local().Format("2006-01-02")
 }
 
-// oneLine flattens s to one line of at most n runes.
+// oneLine flattens s to one line of at most n runes, sanitized for the terminal
+// (escape sequences do not count against n).
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(termtext.String(s)), " ")
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}

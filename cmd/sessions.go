@@ -17,6 +17,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/app"
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/store/sqlite"
+	"github.com/lovia-dev/lovia/internal/termtext"
 	"github.com/lovia-dev/lovia/internal/transcript"
 )
 
@@ -146,7 +147,10 @@ func sessionsList(ctx context.Context, opts *SessionsOptions) error {
 		return nil
 	}
 	tty := f.IO.StdoutTTY
-	tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
+	// Titles are model or user text: shown sanitized.
+	out := termtext.NewWriter(f.IO.Out)
+	defer out.Flush()
+	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	if tty {
 		fmt.Fprintln(tw, "ID\tTITLE\tRUNS\tTOKENS\tUPDATED")
 	}
@@ -158,7 +162,7 @@ func sessionsList(ctx context.Context, opts *SessionsOptions) error {
 		if tty {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", si.ID, oneLine(title, 50), si.Runs, tokens(si.Usage), ago(opts.now(), si.UpdatedAt))
 		} else {
-			fmt.Fprintf(f.IO.Out, "%s\t%s\t%d\t%d\t%s\n", si.ID, oneLine(title, 200), si.Runs, si.Usage.Total(), si.UpdatedAt.UTC().Format(time.RFC3339))
+			fmt.Fprintf(out, "%s\t%s\t%d\t%d\t%s\n", si.ID, oneLine(title, 200), si.Runs, si.Usage.Total(), si.UpdatedAt.UTC().Format(time.RFC3339))
 		}
 	}
 	if tty {
@@ -237,7 +241,9 @@ func sessionsShow(ctx context.Context, opts *SessionsOptions) error {
 	if opts.JSON {
 		return writeJSON(f.IO.Out, d)
 	}
-	w := f.IO.Out
+	// The conversation is model, user and tool text: it reaches the terminal sanitized.
+	w := termtext.NewWriter(f.IO.Out)
+	defer w.Flush()
 	si := d.Session
 	title := si.Title
 	if title == "" {
@@ -380,7 +386,7 @@ func sessionsExport(ctx context.Context, opts *SessionsOptions) (err error) {
 }
 
 func exportJSONL(w io.Writer, d *sessionData) error {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(termtext.NewJSONWriter(w)) // C1 and bidi as \u escapes
 	for _, e := range d.Entries {
 		if err := enc.Encode(e); err != nil {
 			return err
@@ -465,9 +471,12 @@ type errWriter struct {
 	err error
 }
 
+// printf writes sanitized text: the Markdown export is read in terminals (cat, less
+// -R) and quotes model and tool text, so it carries no control sequences. (The JSONL
+// export keeps the original text; JSON escapes controls.)
 func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, args...)
+		_, e.err = io.WriteString(e.w, termtext.String(fmt.Sprintf(format, args...)))
 	}
 }
 

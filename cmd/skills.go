@@ -11,6 +11,7 @@ import (
 
 	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/plugin/skills"
+	"github.com/lovia-dev/lovia/internal/termtext"
 	bundledskills "github.com/lovia-dev/lovia/skills"
 )
 
@@ -58,7 +59,7 @@ func skillsRun(ctx context.Context, opts *SkillsOptions) error {
 	dirs := append(skills.DefaultDirs(f.Getenv("HOME"), cfg.Root), cfg.Skills.Dirs...)
 	list, problems := skills.List(ctx, skills.Config{Bundled: bundledskills.FS, Dirs: dirs, NoWatch: true, Repo: cfg.Root})
 	for _, p := range problems {
-		fmt.Fprintf(f.IO.ErrOut, "lovia: skipped a skill: %v\n", p)
+		fmt.Fprintf(f.IO.ErrOut, "lovia: skipped a skill: %s\n", termtext.String(fmt.Sprint(p)))
 	}
 	type row struct {
 		Name        string   `json:"name"`
@@ -80,7 +81,7 @@ func skillsRun(ctx context.Context, opts *SkillsOptions) error {
 		_, err := fmt.Fprintln(f.IO.Out, "no skills found")
 		return err
 	}
-	tw := tabwriter.NewWriter(f.IO.Out, 2, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(termtext.NewWriter(f.IO.Out), 2, 4, 2, ' ', 0) // repository text, sanitized
 	fmt.Fprintln(tw, "NAME\tDESCRIPTION\tPATH")
 	for _, r := range rows {
 		desc := r.Description

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/lovia-dev/lovia/internal/agent"
+	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/plugin"
 	"github.com/lovia-dev/lovia/internal/plugin/mcp"
 	"github.com/lovia-dev/lovia/internal/plugin/memory"
@@ -114,11 +115,18 @@ func (x *extras) mcpPolicy(a *App, policy string, w *workspace.Workspace) (*work
 }
 
 // named returns an optional plugin a preset enables by name, nil when it is not
-// available (the error says why).
-// policy is the run's: children get no looser one.
+// available (the error says why). policy is the run's workspace policy: children get
+// no looser one.
 func (x *extras) named(ctx context.Context, a *App, name, policy string) (plugin.Plugin, error) {
 	switch name {
 	case "memory":
+		// Memory writes pass the run's workspace policy (project notes: a write inside
+		// the root; global notes: ask; readonly: nothing). Taken before x.mu, which
+		// Workspace locks too.
+		w, err := a.Workspace(policy)
+		if err != nil {
+			return nil, err
+		}
 		x.mu.Lock()
 		defer x.mu.Unlock()
 		if x.memory == nil {
@@ -134,7 +142,7 @@ func (x *extras) named(ctx context.Context, a *App, name, policy string) (plugin
 			}
 			x.memory = memory.New(cfg, a.Log)
 		}
-		return x.memory, nil
+		return x.memory.WithGate(memoryGate(w)), nil
 	case "subagents":
 		build := func(ctx context.Context, spec subagents.ChildSpec) (*agent.Agent, runtime.Options, error) {
 			return a.buildChild(ctx, spec, policy)
@@ -142,6 +150,17 @@ func (x *extras) named(ctx context.Context, a *App, name, policy string) (plugin
 		return subagents.New(subagents.Config{Build: build, Presets: a.childPresets(), OnEvent: a.SubagentEvents}, a.Log)
 	}
 	return nil, nil
+}
+
+// memoryGate judges the memory tools' writes by w's policy.
+func memoryGate(w *workspace.Workspace) memory.WriteGate {
+	return func(_ context.Context, wr memory.Write) (*event.Approval, error) {
+		scope := workspace.MemoryProject
+		if wr.Scope == memory.GlobalScope {
+			scope = workspace.MemoryGlobal
+		}
+		return w.MemoryApproval(scope, wr.Path, wr.What)
+	}
 }
 
 // buildChild builds a subagent's agent and options: a run of its own (checkpointed,

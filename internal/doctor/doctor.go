@@ -26,6 +26,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/provider"
 	"github.com/lovia-dev/lovia/internal/provider/script"
 	"github.com/lovia-dev/lovia/internal/store/sqlite"
+	"github.com/lovia-dev/lovia/internal/termtext"
 	"github.com/lovia-dev/lovia/internal/workspace"
 	"github.com/lovia-dev/lovia/internal/workspace/sandbox"
 )
@@ -159,6 +160,10 @@ func Failed(rs []Result) bool {
 
 // Write prints one line per result and the fix under it.
 func Write(w io.Writer, rs []Result) error {
+	// Details quote what servers, providers and files said: shown sanitized.
+	sw := termtext.NewWriter(w)
+	defer sw.Flush()
+	w = sw
 	width := 0
 	for _, r := range rs {
 		width = max(width, len(r.Check))

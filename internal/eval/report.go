@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/lovia-dev/lovia/internal/termtext"
 	"github.com/lovia-dev/lovia/internal/usage"
 )
 
@@ -100,6 +101,10 @@ func (r *Report) OK() bool { return r.Failed == 0 && r.Skipped == 0 }
 
 // WriteTable prints the report as an aligned table followed by failure details.
 func (r *Report) WriteTable(w io.Writer) error {
+	// Check details and errors quote model output: shown sanitized.
+	sw := termtext.NewWriter(w)
+	defer sw.Flush()
+	w = sw
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CASE\tRESULT\tPASS RATE\tSCORE\tTURNS\tTOKENS")
 	for _, c := range r.Cases {
@@ -225,6 +230,9 @@ func Regressed(changes []Change) bool {
 
 // WriteDiff prints the changes, one per line.
 func WriteDiff(w io.Writer, changes []Change) {
+	sw := termtext.NewWriter(w)
+	defer sw.Flush()
+	w = sw
 	if len(changes) == 0 {
 		fmt.Fprintln(w, "no change against the baseline")
 		return

@@ -16,6 +16,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/runtime"
+	"github.com/lovia-dev/lovia/internal/termtext"
 )
 
 // Format is an output format name.
@@ -63,9 +64,11 @@ type Writer interface {
 func New(format Format, stdout, stderr io.Writer, opts Options) Writer {
 	switch format {
 	case JSON:
-		return &jsonWriter{out: stdout}
+		// JSON keeps the text exact; C1 and bidi characters, which JSON leaves raw and
+		// a terminal may act on, are written as \u escapes.
+		return &jsonWriter{out: termtext.NewJSONWriter(stdout)}
 	case StreamJSON:
-		return newStreamWriter(stdout)
+		return newStreamWriter(termtext.NewJSONWriter(stdout))
 	}
 	return &textWriter{out: stdout, err: stderr, opts: opts}
 }
@@ -266,9 +269,11 @@ type textWriter struct {
 	approvals map[string]*event.Approval
 }
 
+// progress prints one line on stderr. The line quotes tool names, arguments, results
+// and model text, so all of it is sanitized (termtext) before it reaches the terminal.
 func (w *textWriter) progress(format string, args ...any) {
 	if w.opts.Progress || w.opts.Verbose {
-		fmt.Fprintf(w.err, format+"\n", args...)
+		io.WriteString(w.err, termtext.String(fmt.Sprintf(format, args...))+"\n")
 	}
 }
 
@@ -329,7 +334,9 @@ func (w *textWriter) Finish(res *runtime.Result, err error) error {
 		}
 	}
 	if s.Status == "completed" && out != "" {
-		if _, err := io.WriteString(w.out, strings.TrimRight(out, "\n")+"\n"); err != nil {
+		// The answer is model text: sanitized like everything else shown to a person
+		// (--output json keeps the original, escaped by JSON).
+		if _, err := io.WriteString(w.out, strings.TrimRight(termtext.String(out), "\n")+"\n"); err != nil {
 			return err
 		}
 	}
@@ -339,7 +346,7 @@ func (w *textWriter) Finish(res *runtime.Result, err error) error {
 			what = append(what, oneLine(d.Summary, 80))
 		}
 		fmt.Fprintf(w.err, "lovia: denied %d action(s) that needed approval (rerun with --approve all to allow): %s\n",
-			len(w.denied), strings.Join(what, "; "))
+			len(w.denied), termtext.String(strings.Join(what, "; ")))
 	}
 	if w.opts.Verbose {
 		w.progress("· %s in %d turns, %d in / %d out tokens (%d cached)", s.Status, s.Turns,
@@ -348,9 +355,10 @@ func (w *textWriter) Finish(res *runtime.Result, err error) error {
 	return nil
 }
 
-// oneLine flattens s to one line of at most n runes.
+// oneLine flattens s to one line of at most n runes, sanitized (escape sequences do
+// not count against n).
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(termtext.String(s)), " ")
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}

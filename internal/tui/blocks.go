@@ -10,34 +10,18 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/lovia-dev/lovia/internal/event"
+	"github.com/lovia-dev/lovia/internal/termtext"
 )
 
-// sanitize makes text from a model or a tool safe to draw: escape sequences and
-// control characters are removed (a stray ESC could corrupt the terminal or the
-// frame), tabs become spaces and CRLF becomes LF.
+// sanitize makes text from a model or a tool safe to draw (termtext: escape
+// sequences removed, other controls shown as escapes; a stray ESC could corrupt the
+// terminal or the frame); tabs become spaces for the width arithmetic.
 func sanitize(s string) string {
-	if s == "" {
+	s = termtext.String(s)
+	if strings.IndexByte(s, '\t') < 0 {
 		return s
 	}
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < 0x20 && c != '\n') || c == 0x7f {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	s = ansi.Strip(s)
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	s = strings.ReplaceAll(s, "\t", "    ")
-	return strings.Map(func(r rune) rune {
-		if (r < 0x20 && r != '\n') || r == 0x7f {
-			return -1
-		}
-		return r
-	}, s)
+	return strings.ReplaceAll(s, "\t", "    ")
 }
 
 // wrap soft-wraps s to width cells (words first, hard breaks when a word is longer).
@@ -227,14 +211,15 @@ func toolHeader(th Theme, c *toolCall, width int, now time.Time, spin string) st
 		mark, status = th.OK.Render("✓"), th.Dim.Render(fmtDuration(c.Duration))
 	}
 	arg := keyArg(c.Name, c.Args)
+	name := sanitize(c.Name) // the model names the tool, even an unknown one
 	statusW := ansi.StringWidth(status)
-	room := width - 4 - ansi.StringWidth(c.Name) - 1 - statusW - 2
+	room := width - 4 - ansi.StringWidth(name) - 1 - statusW - 2
 	if room < 8 {
 		arg = ""
 	} else {
 		arg = ansi.Truncate(arg, room, "…")
 	}
-	line := "  " + mark + " " + th.ToolName.Render(c.Name)
+	line := "  " + mark + " " + th.ToolName.Render(name)
 	if arg != "" {
 		line += " " + arg
 	}
@@ -444,7 +429,7 @@ func renderTodos(th Theme, args json.RawMessage) string {
 func renderApproval(th Theme, c *toolCall, width int, more int) string {
 	a := c.Approval
 	var b strings.Builder
-	title := "Allow " + c.Name + "?"
+	title := "Allow " + sanitize(c.Name) + "?"
 	switch a.Kind {
 	case "command":
 		title = "Run this command?"

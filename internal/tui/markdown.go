@@ -6,6 +6,8 @@ import (
 
 	"charm.land/glamour/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/lovia-dev/lovia/internal/termtext"
 )
 
 // markdown renders markdown with one glamour renderer, rebuilt only when the width
@@ -67,6 +69,9 @@ func tidy(s string) string {
 // as soon as they can no longer change. Settled blocks are rendered and printed once;
 // only the unsettled tail is re-rendered per delta.
 type mdStream struct {
+	// san sanitizes the raw deltas with state, so an escape sequence split across
+	// two deltas is still removed.
+	san      termtext.Stream
 	buf      strings.Builder
 	settled  int // bytes handed out by takeSettled
 	scan     int // bytes scanned (always at a line start)
@@ -91,6 +96,13 @@ func (s *mdStream) Len() int       { return s.buf.Len() }
 func (s *mdStream) String() string { return s.buf.String() }
 
 // Append adds a delta and scans any newly completed lines for block boundaries.
+// AppendRaw sanitizes a raw model delta and appends it.
+func (s *mdStream) AppendRaw(delta string) {
+	if d := sanitize(s.san.String(delta)); d != "" {
+		s.Append(d)
+	}
+}
+
 func (s *mdStream) Append(delta string) {
 	s.buf.WriteString(delta)
 	text := s.buf.String()

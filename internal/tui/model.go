@@ -766,7 +766,7 @@ func (m *Model) handleEvent(ev event.Event) {
 		m.reasoning.WriteString(ev.Text)
 	case event.TextDelta:
 		m.closeReasoning()
-		m.stream.Append(sanitize(ev.Text))
+		m.stream.AppendRaw(ev.Text)
 	case event.OutputDiscarded:
 		m.reasoning.Reset()
 		printed := m.stream.settled > 0
