@@ -25,6 +25,7 @@ var unionLists = map[string]bool{
 	"hooks":                   true,
 	"skills.dirs":             true,
 	"mcp_rules":               true,
+	"secrets":                 true,
 }
 
 // Defaults the comparisons use when the user's file leaves a value unset.
@@ -52,7 +53,7 @@ func splitProject(base File, gm map[string]any, file string, lines map[string]in
 	}
 	for k, v := range gm {
 		switch k {
-		case "model", "preset", "models", "compaction":
+		case "model", "preset", "models", "compaction", "provider", "secrets":
 			// Which model, preset and context settings: no authority of their own (a
 			// preset's policy is checked with the presets).
 			keep[k] = v
