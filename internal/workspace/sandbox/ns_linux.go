@@ -83,6 +83,13 @@ func NamespaceError(err error) error {
 // setupNamespaces runs in the helper, which the parent started with NamespaceAttr: it
 // is PID 1 of a new PID namespace, with all capabilities in its own user namespace.
 func setupNamespaces(o Options, r *Report) error {
+	// Only PID 1 of a fresh PID namespace (started with NamespaceAttr) may mount: a
+	// helper asked for namespaces but started without them (a caller that replaced
+	// SysProcAttr) would otherwise change the mounts of the caller's own namespace —
+	// as root, the whole machine's.
+	if os.Getpid() != 1 {
+		return errors.New("started without its namespaces (not PID 1 of a new PID namespace); refusing to mount")
+	}
 	// Mounts below must not propagate back to the parent's namespace.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making / private: %w", err)
