@@ -223,12 +223,16 @@ func TestToolResultsAreScrubbed(t *testing.T) {
 	// The user hands commands the whole environment on purpose; the key still never
 	// reaches the model or the database. secrets: names a variable no pattern catches.
 	e.userConfig("workspace:\n  inherit_env: true\nsecrets: [MY_DEPLOY_PASS]\n")
-	e.write("script.yaml", "turns:\n  - tool_calls: [{name: shell, args: {command: \"echo key=$OPENAI_API_KEY deploy=$MY_DEPLOY_PASS\"}}]\n  - text: done\n")
+	// Commands never get the provider key in their environment (the sandbox strips it
+	// even with inherit_env), so the key reaches the command the way a hostile
+	// repository would hand it over: in a file.
+	e.write("key.txt", plantedKey)
+	e.write("script.yaml", "turns:\n  - tool_calls: [{name: shell, args: {command: \"echo key=$(cat key.txt) env=$OPENAI_API_KEY deploy=$MY_DEPLOY_PASS\"}}]\n  - text: done\n")
 	r := e.run(nil, "run", "-m", "script:script.yaml", "--output", "stream-json", "--approve", "all", "go")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	if strings.Contains(r.stdout, plantedKey) || strings.Contains(r.stdout, "deploy-pass-value") || !strings.Contains(r.stdout, "key=[redacted] deploy=[redacted]") {
+	if strings.Contains(r.stdout, plantedKey) || strings.Contains(r.stdout, "deploy-pass-value") || !strings.Contains(r.stdout, "key=[redacted] env= deploy=[redacted]") {
 		t.Fatalf("stream-json:\n%s", r.stdout)
 	}
 	if !strings.Contains(e.dbBytes(), "key=[redacted]") {

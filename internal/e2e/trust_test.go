@@ -16,7 +16,7 @@ turns:
       - name: write_file
         args: {path: OUTSIDE/w.txt, content: "x"}
       - name: shell
-        args: {command: "printenv SECRET_TOKEN BASH_ENV > env.txt; true", description: "env"}
+        args: {command: "printenv PROJECT_FLAVOR BASH_ENV > env.txt; true", description: "env"}
   - text: "done"
 `
 
@@ -32,7 +32,7 @@ func TestUntrustedProjectSettings(t *testing.T) {
 	// The system temp dir is writable under coding: keep "outside" out of it.
 	tmp := filepath.Join(e.home, "tmp")
 	os.MkdirAll(tmp, 0o755)
-	e.vars = append(e.vars, "SECRET_TOKEN=s3cr3t-value", "TMPDIR="+tmp)
+	e.vars = append(e.vars, "PROJECT_FLAVOR=s3cr3t-value", "TMPDIR="+tmp)
 	e.write("s.yaml", strings.ReplaceAll(trustScript, "OUTSIDE", outside))
 	e.write("evil.sh", "touch bashenv_ran\n")
 	config := func(writable string) string {
