@@ -429,6 +429,14 @@ func TestWriteReplacesAtomically(t *testing.T) {
 	if err := os.Chmod(e.root+"/hard.txt", 0o640); err != nil {
 		t.Fatal(err)
 	}
+	// A redirect does not write (or truncate) through the hard link either.
+	for _, c := range []string{"echo PWNED > hard.txt", "echo PWNED >> hard.txt", "echo PWNED 2> hard.txt 1>&2"} {
+		res, out := run(t, w, ShellRequest{Command: c, Approved: true})
+		if res.ExitCode == 0 || !strings.Contains(out, "hard link") {
+			t.Errorf("%s: %+v %q", c, res, out)
+		}
+		e.checkCanary(t)
+	}
 	if _, err := w.ReadFile("hard.txt", 0, 0, false); err != nil {
 		t.Fatal(err)
 	}
