@@ -307,7 +307,8 @@ func TestProtectedPaths(t *testing.T) {
 		p := e.policy(t, c.pol)
 		for _, path := range []string{".git/config", ".git/hooks/pre-commit", ".git/hooks", ".git", "sub/.git/config",
 			"sub/.git/hooks/post-checkout", ".git/modules/lib/config", ".git/modules/lib/hooks/pre-push",
-			".git/modules/a/modules/b/config", ".lovia/config.yaml", ".lovia"} {
+			".git/modules/a/modules/b/config", ".git/config.worktree", ".git/worktrees/w/config.worktree", "sub/.git",
+			".lovia/config.yaml", ".lovia", "sub/.lovia/config.yaml"} {
 			if d, why := p.decideFor(path, OpWrite); d != c.want {
 				t.Errorf("%s: write %s = %s (%s), want %s", c.pol, path, d, why, c.want)
 			} else if !strings.Contains(why, "outside any sandbox") && !strings.Contains(why, "lovia trusts") {
