@@ -206,6 +206,10 @@ func (t *target) replace(data []byte, mode os.FileMode, exists bool) (os.FileInf
 		}
 		return writeClose(f, data, 0)
 	}
+	if mode&0o200 == 0 {
+		// Replacing would succeed where writing in place fails: keep the protection.
+		return nil, userErr("%s is read-only (mode %v); make it writable first if it should change", t.abs, mode.Perm())
+	}
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	tmp := "." + t.name + ".lovia-" + hex.EncodeToString(rnd[:]) + ".tmp"
