@@ -534,3 +534,28 @@ func TestApprovalBindsThePathShown(t *testing.T) {
 	}
 	e.checkCanary(t)
 }
+
+// Writes through the safe opener still create what they should: new directories
+// inside the root, in a writable grant outside it, and in the temp directory.
+func TestWritesCreateDirectories(t *testing.T) {
+	e := newTestEnv(t)
+	w := newWS(t, e, PresetCoding, SandboxOff)
+	for p, want := range map[string]string{
+		"a/b/c/new.txt":            e.root + "/a/b/c/new.txt",
+		"link_in/sub/new.go":       e.root + "/src/sub/new.go",
+		"~/cache/x/y/z.txt":        e.home + "/cache/x/y/z.txt",
+		e.tmp + "/scratch/out.txt": e.tmp + "/scratch/out.txt",
+	} {
+		if out, err := w.WriteFile(p, "hi\n", false, false); err != nil {
+			t.Errorf("write_file %s: %v", p, err)
+		} else if readStr(t, want) != "hi\n" {
+			t.Errorf("write_file %s: %q not written (%s)", p, want, out)
+		}
+	}
+	if _, err := w.EditFile("~/cache/x/y/z.txt", "hi", "ho", false, false); err != nil || readStr(t, e.home+"/cache/x/y/z.txt") != "ho\n" {
+		t.Fatalf("edit in a writable grant: %v", err)
+	}
+	if _, err := w.EditFile("missing/dir/f.txt", "a", "b", false, false); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("edit of a missing file: %v", err)
+	}
+}
