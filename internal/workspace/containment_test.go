@@ -307,7 +307,8 @@ func TestProtectedPaths(t *testing.T) {
 		p := e.policy(t, c.pol)
 		for _, path := range []string{".git/config", ".git/hooks/pre-commit", ".git/hooks", ".git", "sub/.git/config",
 			"sub/.git/hooks/post-checkout", ".git/modules/lib/config", ".git/modules/lib/hooks/pre-push",
-			".git/modules/a/modules/b/config", ".lovia/config.yaml", ".lovia"} {
+			".git/modules/a/modules/b/config", ".git/config.worktree", ".git/worktrees/w/config.worktree", "sub/.git",
+			".lovia/config.yaml", ".lovia", "sub/.lovia/config.yaml"} {
 			if d, why := p.decideFor(path, OpWrite); d != c.want {
 				t.Errorf("%s: write %s = %s (%s), want %s", c.pol, path, d, why, c.want)
 			} else if !strings.Contains(why, "outside any sandbox") && !strings.Contains(why, "lovia trusts") {
@@ -429,6 +430,14 @@ func TestWriteReplacesAtomically(t *testing.T) {
 	if err := os.Chmod(e.root+"/hard.txt", 0o640); err != nil {
 		t.Fatal(err)
 	}
+	// A redirect does not write (or truncate) through the hard link either.
+	for _, c := range []string{"echo PWNED > hard.txt", "echo PWNED >> hard.txt", "echo PWNED 2> hard.txt 1>&2"} {
+		res, out := run(t, w, ShellRequest{Command: c, Approved: true})
+		if res.ExitCode == 0 || !strings.Contains(out, "hard link") {
+			t.Errorf("%s: %+v %q", c, res, out)
+		}
+		e.checkCanary(t)
+	}
 	if _, err := w.ReadFile("hard.txt", 0, 0, false); err != nil {
 		t.Fatal(err)
 	}
@@ -524,4 +533,29 @@ func TestApprovalBindsThePathShown(t *testing.T) {
 		t.Fatalf("write carried over: %q", res.Text)
 	}
 	e.checkCanary(t)
+}
+
+// Writes through the safe opener still create what they should: new directories
+// inside the root, in a writable grant outside it, and in the temp directory.
+func TestWritesCreateDirectories(t *testing.T) {
+	e := newTestEnv(t)
+	w := newWS(t, e, PresetCoding, SandboxOff)
+	for p, want := range map[string]string{
+		"a/b/c/new.txt":            e.root + "/a/b/c/new.txt",
+		"link_in/sub/new.go":       e.root + "/src/sub/new.go",
+		"~/cache/x/y/z.txt":        e.home + "/cache/x/y/z.txt",
+		e.tmp + "/scratch/out.txt": e.tmp + "/scratch/out.txt",
+	} {
+		if out, err := w.WriteFile(p, "hi\n", false, false); err != nil {
+			t.Errorf("write_file %s: %v", p, err)
+		} else if readStr(t, want) != "hi\n" {
+			t.Errorf("write_file %s: %q not written (%s)", p, want, out)
+		}
+	}
+	if _, err := w.EditFile("~/cache/x/y/z.txt", "hi", "ho", false, false); err != nil || readStr(t, e.home+"/cache/x/y/z.txt") != "ho\n" {
+		t.Fatalf("edit in a writable grant: %v", err)
+	}
+	if _, err := w.EditFile("missing/dir/f.txt", "a", "b", false, false); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("edit of a missing file: %v", err)
+	}
 }

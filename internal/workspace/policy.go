@@ -431,37 +431,33 @@ func (p *Policy) Inside(abs string) bool { return under(p.root, abs) }
 var specialWritable = map[string]bool{"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/tty": true}
 
 // protectedWrite reports a root-relative path whose content runs code later,
-// outside any sandbox, or changes what lovia itself trusts: git's config and hooks
-// (core.fsmonitor, core.pager, aliases and hooks run on the user's next git
-// command), also of submodules and nested repositories, and lovia's own .lovia/.
+// outside any sandbox, or changes what lovia itself trusts: a git directory itself
+// (or a .git file, which points git at another one), its config (also
+// config.worktree, and those of submodules and linked worktrees below it) and its
+// hooks — core.fsmonitor, core.pager, aliases and hooks run on the user's next git
+// command — in the root or any nested repository; and any .lovia directory.
 // Normal git work (objects, index, refs, HEAD, logs) is not protected.
 func protectedWrite(rel string) (string, bool) {
-	if rel == ".lovia" || strings.HasPrefix(rel, ".lovia/") {
-		return "it holds lovia's own configuration, which decides what lovia trusts on its next run", true
-	}
+	const gitWhy = "git runs hooks and configured programs (core.fsmonitor, core.pager, aliases) from it on the next git command, outside any sandbox"
 	parts := strings.Split(rel, "/")
 	for i, c := range parts {
+		if c == ".lovia" {
+			return "it holds lovia's own configuration, which decides what lovia trusts on its next run", true
+		}
 		if c != ".git" {
 			continue
 		}
 		tail := parts[i+1:]
-		// .git/modules/<name...>/{config,hooks}: a submodule's git directory.
-		for len(tail) > 0 && tail[0] == "modules" {
-			j := 1
-			for j < len(tail) && tail[j] != "config" && tail[j] != "hooks" {
-				j++
-			}
-			if j == len(tail) {
-				break
-			}
-			tail = tail[j:]
-		}
 		if len(tail) == 0 {
-			// Replacing or removing .git itself would replace its config and hooks.
-			return "git runs hooks and configured programs (core.fsmonitor, core.pager, aliases) from it on the next git command, outside any sandbox", true
+			return gitWhy, true
 		}
-		if tail[0] == "config" && len(tail) == 1 || tail[0] == "hooks" {
-			return "git runs hooks and configured programs (core.fsmonitor, core.pager, aliases) from it on the next git command, outside any sandbox", true
+		if last := tail[len(tail)-1]; last == "config" || last == "config.worktree" {
+			return gitWhy, true
+		}
+		for _, t := range tail {
+			if t == "hooks" {
+				return gitWhy, true
+			}
 		}
 	}
 	return "", false

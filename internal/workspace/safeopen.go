@@ -49,6 +49,10 @@ func (w *Workspace) safeOpen(abs string, flags int, perm os.FileMode, kind openK
 			return nil, userErr("%s is not a regular file (%s); the file tools open files and directories only", w.rel(abs), fi.Mode().Type())
 		}
 	}
+	// A write never goes through a hard link: the file's other names may be
+	// anywhere on the file system. Truncation waits until that is checked.
+	trunc := flags&os.O_TRUNC != 0 && flags&(os.O_WRONLY|os.O_RDWR) != 0
+	flags &^= os.O_TRUNC
 	f, err := openResolved(w.rootFD, w.policy.root, abs, flags, perm)
 	if err != nil {
 		if isLoop(err) {
@@ -64,6 +68,16 @@ func (w *Workspace) safeOpen(abs string, flags int, perm os.FileMode, kind openK
 	if kind != forRedirect && !fi.Mode().IsRegular() && !fi.IsDir() {
 		f.Close()
 		return nil, userErr("%s is not a regular file (%s); the file tools open files and directories only", w.rel(abs), fi.Mode().Type())
+	}
+	if flags&(os.O_WRONLY|os.O_RDWR) != 0 && fi.Mode().IsRegular() && linkCount(fi) > 1 {
+		f.Close()
+		return nil, userErr("%s has %d hard links; lovia does not write through a hard link, whose other names may be outside the workspace (replace the file instead, e.g. with write_file)", w.rel(abs), linkCount(fi))
+	}
+	if trunc && fi.Mode().IsRegular() {
+		if err := f.Truncate(0); err != nil {
+			f.Close()
+			return nil, err
+		}
 	}
 	if !w.policy.Inside(abs) {
 		// Belt and braces outside the root: what was opened is what the path names.
@@ -191,6 +205,10 @@ func (t *target) replace(data []byte, mode os.FileMode, exists bool) (os.FileInf
 			return nil, err
 		}
 		return writeClose(f, data, 0)
+	}
+	if mode&0o200 == 0 {
+		// Replacing would succeed where writing in place fails: keep the protection.
+		return nil, userErr("%s is read-only (mode %v); make it writable first if it should change", t.abs, mode.Perm())
 	}
 	var rnd [8]byte
 	rand.Read(rnd[:])

@@ -53,3 +53,6 @@ func isLoop(err error) bool { return errors.Is(err, errChanged) }
 const toolOpenFlags = 0
 
 const dirFlag = 0
+
+// linkCount: hard links are not counted here.
+func linkCount(os.FileInfo) uint64 { return 1 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -142,3 +143,11 @@ func isLoop(err error) bool {
 // Flags the file tools add: never block on a FIFO swapped in after the check.
 const toolOpenFlags = unix.O_NONBLOCK
 const dirFlag = unix.O_DIRECTORY
+
+// linkCount is the number of hard links of a file.
+func linkCount(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}

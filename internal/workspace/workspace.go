@@ -299,7 +299,7 @@ func (e *PathError) Unwrap() error { return ErrDenied }
 // configuration decides it, and what the user could change.
 func (p *Policy) AllowHint(op Op, abs string) string {
 	if abs == "" {
-		return "Use a plain path to an existing directory: no symlink loops, no .. after a directory that does not exist, no /proc/*/fd or /dev/fd links."
+		return "Use a plain path to an existing directory: no symlink loops, no .. after a directory that does not exist, no /proc/*/fd or /dev/fd links (for a command's own streams use >&2, /dev/stdout or /dev/stderr)."
 	}
 	for _, d := range p.denied {
 		if d.match(abs, p.root) {
