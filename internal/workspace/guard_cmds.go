@@ -741,6 +741,9 @@ func (g *guard) claims(name string, ws []word, st *gstate, depth int) {
 			}
 		}
 		g.claim(dir, OpWrite, st, "unzip")
+	case name == "awk" || name == "gawk" || name == "mawk" || name == "nawk":
+		g.awkUse(name, ws, st)
+		return
 	case inPlace[name] != nil:
 		g.inPlaceUse(name, ws, st)
 		return

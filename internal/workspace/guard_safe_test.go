@@ -342,7 +342,9 @@ var routeCases = []safeCase{
 	{"patch -p1 < p.diff", Q, tr(Q)}, {"patch -o out.c a.c p.diff", Q, tr(A)}, {"patch -d /etc -p1 < p.diff", Q, tr(Q)},
 	{"dos2unix /etc/x", D, tr(Q)}, {"dos2unix -n a /etc/x", D, tr(Q)}, {"sponge /etc/x", D, tr(Q)},
 	{"iconv -f utf8 -t ascii -o /etc/x a", D, tr(Q)}, {"iconv -o/etc/x a", D, tr(Q)},
-	{"foo --output-dir=/etc/x", D, tr(Q)}, {"export FOO=bar", A, nil}, {"FOO=1 ls", A, nil},
+	{"foo --output-dir=/etc/x", D, tr(Q)}, {"gawk -i inplace '{print}' /etc/x", D, tr(Q)},
+	{"awk '{print $1}' src/main.go", Q, tr(A)}, {"awk -f ~/.ssh/id_rsa x", D, tr(D)}, {"awk '{print}' ~/.aws/config", D, tr(D)},
+	{"gawk --include=inplace '{print}' src/main.go", Q, tr(A)}, {"awk -v x=1 '{print x}' /etc/hosts", Q, tr(A)}, {"export FOO=bar", A, nil}, {"FOO=1 ls", A, nil},
 }
 
 // guardPolicy is the adversarial test configuration without its command rules.
