@@ -160,22 +160,24 @@ func (g *guard) simple(ws []word, st *gstate, depth int, text string) {
 // the agent), or an absolute path it may not write without approval.
 func (g *guard) trustedProgram(name string, st *gstate) bool {
 	if !strings.Contains(name, "/") {
-		for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-			rel := dir == "" || !filepath.IsAbs(dir) // searches the working directory
-			if !rel && !g.p.agentWritable(filepath.Clean(dir)) {
-				continue
-			}
-			if rel && st.cwd == "" {
-				return false
-			}
-			if !rel || st.cwd != "" {
-				base := dir
-				if rel {
-					base = filepath.Join(st.cwd, dir)
+		if !g.pathDone {
+			// Once per analysis: the PATH entries the agent can write (or relative).
+			g.pathDone = true
+			for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+				if dir == "" || !filepath.IsAbs(dir) || g.p.agentWritable(filepath.Clean(dir)) {
+					g.pathRisky = append(g.pathRisky, dir)
 				}
-				if _, err := os.Stat(filepath.Join(base, name)); err == nil {
+			}
+		}
+		for _, dir := range g.pathRisky {
+			if dir == "" || !filepath.IsAbs(dir) {
+				if st.cwd == "" {
 					return false
 				}
+				dir = filepath.Join(st.cwd, dir)
+			}
+			if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+				return false
 			}
 		}
 		return true
@@ -190,15 +192,23 @@ func (g *guard) trustedProgram(name string, st *gstate) bool {
 // agentWritable reports (lexically: PATH entries are not resolved on every command)
 // whether the agent may write in dir without approval.
 func (p *Policy) agentWritable(dir string) bool {
-	if under(p.root, dir) || p.tmp != "" && under(p.tmp, dir) {
+	if within(p.root, dir) || p.tmp != "" && within(p.tmp, dir) {
 		return true
 	}
 	for _, w := range p.writable {
-		if under(w, dir) {
+		if within(w, dir) {
 			return true
 		}
 	}
 	return false
+}
+
+// within is under without allocating: abs is dir or below it.
+func within(dir, abs string) bool {
+	if !strings.HasPrefix(abs, dir) {
+		return false
+	}
+	return len(abs) == len(dir) || strings.HasSuffix(dir, "/") || abs[len(dir)] == '/'
 }
 
 // decideConfigured is decideArgv without the session's "allow for this session"

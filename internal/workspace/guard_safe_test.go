@@ -91,7 +91,8 @@ var safeCommandTable = map[string][]safeCase{
 		{"[ a = b ]", A, nil},
 	},
 	"stat": {
-		{"stat src/main.go", A, nil}, {"stat -c %s src/main.go", A, nil}, {"stat --format=%n src/main.go", A, nil},
+		{"stat src/main.go", A, nil}, {"stat src/main.go --format=../../../etc/passwd", Q, nil},
+		{"POSIXLY_CORRECT=1 stat src/main.go", Q, nil}, {"cat src/main.go -n", A, nil}, {"stat -c %s src/main.go", A, nil}, {"stat --format=%n src/main.go", A, nil},
 		{"stat /etc/hosts", Q, nil}, {"stat --printf='%s' ~/.ssh/id_rsa", D, nil}, {"stat -Z x", Q, nil},
 	},
 	"file": {
@@ -102,11 +103,11 @@ var safeCommandTable = map[string][]safeCase{
 	},
 	"diff": {
 		{"diff a b", A, nil}, {"diff -u src/main.go /etc/hosts", Q, nil}, {"diff -r src ~", D, tr(D)},
-		{"diff --recursive src ~/.aws", D, nil}, {"diff -ru src src", A, nil},
+		{"diff --recursive src ~/.aws", D, nil}, {"diff -ru --no-dereference src src", A, nil},
 		{"diff --from-file=/etc/hosts src/main.go", Q, nil}, {"diff --to-file ~/.ssh/id_rsa src/main.go", D, nil},
 		{"diff -l a b", Q, nil}, {"diff --paginate a b", Q, nil}, {"diff -X /etc/ex -r src src", Q, nil},
 		{"diff -U3 a b", A, nil}, {"diff --unified=3 a b", A, nil}, {"diff --label=x -u a b", A, nil},
-		{"diff -W80 -y a b", A, nil}, {"diff --color=always a b", A, nil}, {"diff --ed a b", A, nil},
+		{"diff -W80 -y a b", A, nil}, {"diff -r a b", Q, tr(Q)}, {"diff -r --no-dereference a b", A, nil}, {"diff --color=always a b", A, nil}, {"diff --ed a b", A, nil},
 	},
 	"cmp": {
 		{"cmp a b", A, nil}, {"cmp -l a b", A, nil}, {"cmp a b 10 20", A, nil}, {"cmp a b c d e", Q, nil},

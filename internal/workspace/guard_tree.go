@@ -55,7 +55,7 @@ func (g *guard) claimTree(w word, op Op, st *gstate, what string, follow bool) {
 	}
 	var stores []string
 	for _, s := range g.p.protectedStores() {
-		if s == c.Abs || !under(c.Abs, s) {
+		if s == c.Abs || !within(c.Abs, s) {
 			continue // the claim itself judged a store at or above the path
 		}
 		stores = append(stores, s)
@@ -98,7 +98,7 @@ func (g *guard) globStores(pattern, dir string, op Op, st *gstate) {
 	pcomps := strings.Split(rest, "/")
 	var stores []string
 	for _, s := range g.p.protectedStores() {
-		if s == abs || !under(abs, s) {
+		if s == abs || !within(abs, s) {
 			continue
 		}
 		rel, _ := relInside(abs, s)
