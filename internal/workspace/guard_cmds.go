@@ -336,6 +336,8 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 			}
 			for _, o := range p.opts {
 				switch {
+				case o.def.name == "-P":
+					g.a.reason(Ask, "env -P chooses the directories programs are found in")
 				case o.def.has('d'):
 					g.cd(o.val, st)
 				case o.def.has('x'):
@@ -348,6 +350,10 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 				w := p.operands[i]
 				if w.dyn {
 					break
+				}
+				if w.lit == "-" && i == 0 {
+					i++ // "env -" is env -i
+					continue
 				}
 				if k, _, ok := strings.Cut(w.lit, "="); ok && k != "" && !strings.Contains(k, "/") {
 					if DangerousVar(k) {

@@ -319,7 +319,7 @@ var routeCases = []safeCase{
 	{"nice --adj 5 rm /etc/x", D, tr(Q)}, {"nice -n5 rm /etc/x", D, nil}, {"nice -5 rm /etc/x", D, nil},
 	{"timeout --sig KILL 5 rm /etc/x", D, tr(Q)}, {"timeout -sKILL 5 rm /etc/x", D, nil},
 	{"timeout -k5 10 rm /etc/x", D, nil}, {"env --chdir=/etc rm passwd", D, tr(Q)}, {"env -C/etc rm passwd", D, nil},
-	{"env --split-s='rm /etc/x'", D, tr(Q)}, {"env -S'rm /etc/x'", D, nil}, {"xargs --delim x rm", Q, tr(Q)},
+	{"env --split-s='rm /etc/x'", D, tr(Q)}, {"env - rm /etc/x", D, tr(Q)}, {"env -P /tmp/x ls", Q, tr(Q)}, {"env -S'rm /etc/x'", D, nil}, {"xargs --delim x rm", Q, tr(Q)},
 	{"xargs -a /etc/hosts cat", Q, nil}, {"xargs -a ~/.ssh/id_rsa echo", D, nil}, {"xargs -I% cp % /etc", D, nil},
 	{"xargs -i cp {} /etc", D, nil}, {"xargs --replace=@ cp @ /etc", D, nil}, {"stdbuf -oL rm /etc/x", D, nil},
 	{"/usr/bin/time -o /etc/x ls", D, nil}, {"setsid -f rm /etc/x", D, nil}, {"chrt 10 rm /etc/x", D, nil},
