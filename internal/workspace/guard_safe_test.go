@@ -504,6 +504,28 @@ func TestGuardGitSubmoduleAndHookRisk(t *testing.T) {
 	check(Q)
 }
 
+// A .git file pointing outside the root makes git read another repository.
+func TestGuardGitFileElsewhere(t *testing.T) {
+	e := newTestEnv(t)
+	p := guardPolicy(t, e, PresetCoding)
+	other := filepath.Join(e.base, "other.git")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.root, ".git"), []byte("gitdir: "+other+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if a := p.AnalyzeCommand("git log", ""); a.Decision != Q {
+		t.Errorf("git log with .git -> %s = %s, want ask (%s)", other, a.Decision, a.Explain())
+	}
+	if err := os.WriteFile(filepath.Join(e.root, ".git"), []byte("gitdir: ../home/.ssh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if a := p.AnalyzeCommand("git log", ""); a.Decision != D {
+		t.Errorf("git log with .git -> ~/.ssh = %s, want deny (%s)", a.Decision, a.Explain())
+	}
+}
+
 // The run-time check (expanded argv) judges the same forms.
 func TestGuardArgvForms(t *testing.T) {
 	e := newTestEnv(t)
