@@ -144,6 +144,8 @@ type guard struct {
 	// pathRisky are the PATH entries the agent can write (computed once).
 	pathRisky []string
 	pathDone  bool
+	// stores are the protected stores' patterns (computed once).
+	stores []string
 }
 
 func mayDotglob(s string) bool {

@@ -246,8 +246,11 @@ func (g *guard) safeUse(name string, sc *safeCmd, ws []word, st *gstate) (use, s
 		if (o.def.name == "-d" || o.def.name == "--directories") && o.hasVal && (o.val.dyn || strings.HasPrefix(o.val.lit, "rec")) {
 			rec = true // grep -d recurse
 		}
+		if o.def.eff == "" {
+			continue
+		}
+		what := name + " " + o.as
 		for i := 0; i < len(o.def.eff); i++ {
-			what := name + " " + o.as
 			switch o.def.eff[i] {
 			case 'r':
 				if o.hasVal {
