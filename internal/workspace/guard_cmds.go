@@ -103,6 +103,9 @@ func (g *guard) simple(ws []word, st *gstate, depth int, text string) {
 		}
 	}
 	d, why, ruled := g.p.decideArgv(argv)
+	if launchers[name] {
+		g.a.reason(Ask, name+" runs commands the guard cannot see, or outside this command's lifetime and sandbox")
+	}
 	if st.cwd != "" && !g.p.Inside(st.cwd) && name != "cd" && name != "pushd" {
 		// Running in a directory outside the root reads it, whatever the arguments.
 		g.claim(word{lit: "."}, OpRead, st, "working directory")
@@ -426,6 +429,13 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 	}
 	return ws, false, kind
 }
+
+// launchers run commands the guard cannot follow: later (at, crontab), as a service
+// (systemd-run), in a terminal multiplexer, from their own argument syntax
+// (parallel, script -c, su -c). They ask under every policy.
+var launchers = set("at", "batch", "crontab", "systemd-run", "tmux", "screen", "parallel", "script",
+	"su", "runuser", "expect", "daemonize", "start-stop-daemon", "nsenter", "unshare", "chroot",
+	"firejail", "bwrap", "ssh-agent", "dbus-launch", "xdg-open", "open")
 
 // wrapperSpecs are the options of programs that run another command.
 var wrapperSpecs = map[string]*optSpec{

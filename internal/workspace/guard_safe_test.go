@@ -343,7 +343,9 @@ var routeCases = []safeCase{
 	{"patch -p1 < p.diff", Q, tr(Q)}, {"patch -o out.c a.c p.diff", Q, tr(A)}, {"patch -d /etc -p1 < p.diff", Q, tr(Q)},
 	{"dos2unix /etc/x", D, tr(Q)}, {"dos2unix -n a /etc/x", D, tr(Q)}, {"sponge /etc/x", D, tr(Q)},
 	{"iconv -f utf8 -t ascii -o /etc/x a", D, tr(Q)}, {"iconv -o/etc/x a", D, tr(Q)},
-	{"foo --output-dir=/etc/x", D, tr(Q)}, {"gawk -i inplace '{print}' /etc/x", D, tr(Q)},
+	{"foo --output-dir=/etc/x", D, tr(Q)}, {"parallel rm ::: /etc/x", Q, tr(Q)},
+	{"echo 'rm -rf ~' | at now", Q, tr(Q)}, {"systemd-run --user rm /etc/x", Q, tr(Q)},
+	{"script -qc 'rm /etc/x' /dev/null", Q, tr(Q)}, {"tmux new -d 'rm /etc/x'", Q, tr(Q)}, {"gawk -i inplace '{print}' /etc/x", D, tr(Q)},
 	{"awk '{print $1}' src/main.go", Q, tr(A)}, {"awk -f ~/.ssh/id_rsa x", D, tr(D)}, {"awk '{print}' ~/.aws/config", D, tr(D)},
 	{"gawk --include=inplace '{print}' src/main.go", Q, tr(A)}, {"awk -v x=1 '{print x}' /etc/hosts", Q, tr(A)}, {"export FOO=bar", A, nil}, {"FOO=1 ls", A, nil},
 }
