@@ -146,6 +146,11 @@ type guard struct {
 	// unchecked > 0 while analyzing a script a child process runs (bash -c ...):
 	// the run-time check does not see its expansions.
 	unchecked int
+	// pathRisky are the PATH entries the agent can write (computed once).
+	pathRisky []string
+	pathDone  bool
+	// stores are the protected stores' patterns (computed once).
+	stores []string
 }
 
 func mayDotglob(s string) bool {
@@ -368,7 +373,7 @@ var dangerousEnv = map[string]bool{
 	"MANPAGER": true, "SSH_ASKPASS": true, "HOME": true, "XDG_CONFIG_HOME": true,
 	"TAR_OPTIONS": true, "RIPGREP_CONFIG_PATH": true, "GREP_OPTIONS": true, "PS1": true,
 	"PS2": true, "PS4": true, "SHELLOPTS": true, "BASHOPTS": true, "GLOBIGNORE": true,
-	"CDPATH": true, "PERL5LIB": true, "RUBYLIB": true, "NODE_PATH": true, "JQ_LIBRARY_PATH": true,
+	"CDPATH": true, "POSIXLY_CORRECT": true, "PERL5LIB": true, "RUBYLIB": true, "NODE_PATH": true, "JQ_LIBRARY_PATH": true,
 }
 
 // DangerousVar reports variables whose value changes which code a command runs:

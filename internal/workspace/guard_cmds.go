@@ -104,6 +104,9 @@ func (g *guard) simple(ws []word, st *gstate, depth int, text string) {
 	}
 	d, why, ruled := g.p.decideArgv(argv)
 	g.network(ws, ruled, d)
+	if launchers[name] {
+		g.a.reason(Ask, name+" runs commands the guard cannot see, or outside this command's lifetime and sandbox")
+	}
 	if st.cwd != "" && !g.p.Inside(st.cwd) && name != "cd" && name != "pushd" {
 		// Running in a directory outside the root reads it, whatever the arguments.
 		g.claim(word{lit: "."}, OpRead, st, "working directory")
@@ -161,22 +164,24 @@ func (g *guard) simple(ws []word, st *gstate, depth int, text string) {
 // the agent), or an absolute path it may not write without approval.
 func (g *guard) trustedProgram(name string, st *gstate) bool {
 	if !strings.Contains(name, "/") {
-		for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-			rel := dir == "" || !filepath.IsAbs(dir) // searches the working directory
-			if !rel && !g.p.agentWritable(filepath.Clean(dir)) {
-				continue
-			}
-			if rel && st.cwd == "" {
-				return false
-			}
-			if !rel || st.cwd != "" {
-				base := dir
-				if rel {
-					base = filepath.Join(st.cwd, dir)
+		if !g.pathDone {
+			// Once per analysis: the PATH entries the agent can write (or relative).
+			g.pathDone = true
+			for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+				if dir == "" || !filepath.IsAbs(dir) || g.p.agentWritable(filepath.Clean(dir)) {
+					g.pathRisky = append(g.pathRisky, dir)
 				}
-				if _, err := os.Stat(filepath.Join(base, name)); err == nil {
+			}
+		}
+		for _, dir := range g.pathRisky {
+			if dir == "" || !filepath.IsAbs(dir) {
+				if st.cwd == "" {
 					return false
 				}
+				dir = filepath.Join(st.cwd, dir)
+			}
+			if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+				return false
 			}
 		}
 		return true
@@ -191,15 +196,23 @@ func (g *guard) trustedProgram(name string, st *gstate) bool {
 // agentWritable reports (lexically: PATH entries are not resolved on every command)
 // whether the agent may write in dir without approval.
 func (p *Policy) agentWritable(dir string) bool {
-	if under(p.root, dir) || p.tmp != "" && under(p.tmp, dir) {
+	if within(p.root, dir) || p.tmp != "" && within(p.tmp, dir) {
 		return true
 	}
 	for _, w := range p.writable {
-		if under(w, dir) {
+		if within(w, dir) {
 			return true
 		}
 	}
 	return false
+}
+
+// within is under without allocating: abs is dir or below it.
+func within(dir, abs string) bool {
+	if !strings.HasPrefix(abs, dir) {
+		return false
+	}
+	return len(abs) == len(dir) || strings.HasSuffix(dir, "/") || abs[len(dir)] == '/'
 }
 
 // decideConfigured is decideArgv without the session's "allow for this session"
@@ -327,6 +340,8 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 			}
 			for _, o := range p.opts {
 				switch {
+				case o.def.name == "-P":
+					g.a.reason(Ask, "env -P chooses the directories programs are found in")
 				case o.def.has('d'):
 					g.cd(o.val, st)
 				case o.def.has('x'):
@@ -339,6 +354,10 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 				w := p.operands[i]
 				if w.dyn {
 					break
+				}
+				if w.lit == "-" && i == 0 {
+					i++ // "env -" is env -i
+					continue
 				}
 				if k, _, ok := strings.Cut(w.lit, "="); ok && k != "" && !strings.Contains(k, "/") {
 					if DangerousVar(k) {
@@ -411,6 +430,13 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 	}
 	return ws, false, kind
 }
+
+// launchers run commands the guard cannot follow: later (at, crontab), as a service
+// (systemd-run), in a terminal multiplexer, from their own argument syntax
+// (parallel, script -c, su -c). They ask under every policy.
+var launchers = set("at", "batch", "crontab", "systemd-run", "tmux", "screen", "parallel", "script",
+	"su", "runuser", "expect", "daemonize", "start-stop-daemon", "nsenter", "unshare", "chroot",
+	"firejail", "bwrap", "ssh-agent", "dbus-launch", "xdg-open", "open")
 
 // wrapperSpecs are the options of programs that run another command.
 var wrapperSpecs = map[string]*optSpec{
@@ -742,6 +768,9 @@ func (g *guard) claims(name string, ws []word, st *gstate, depth int) {
 			}
 		}
 		g.claim(dir, OpWrite, st, "unzip")
+	case name == "awk" || name == "gawk" || name == "mawk" || name == "nawk":
+		g.awkUse(name, ws, st)
+		return
 	case inPlace[name] != nil:
 		g.inPlaceUse(name, ws, st)
 		return

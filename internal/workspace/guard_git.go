@@ -172,7 +172,12 @@ func (g *guard) gitUse(ws []word, st *gstate, checkConfig bool) (use, string) {
 		g.maybePath(w, st, noIndex)
 	}
 	if u == useSafe && checkConfig {
-		if risk := gitConfigRisk(st.cwd); risk != "" {
+		risk, elsewhere := gitConfigRisk(st.cwd)
+		if elsewhere != "" {
+			// A .git file that points elsewhere makes git read that repository.
+			g.claim(word{lit: elsewhere}, OpRead, st, "the repository's .git file")
+		}
+		if risk != "" {
 			worse(useCode, risk)
 		}
 	}
@@ -187,9 +192,10 @@ func riskRank(e byte) int {
 // read-only git commands run programs (core.fsmonitor, diff drivers, textconv,
 // filters, pagers, includes ...). The repository is not trusted: its .git/config
 // may come with it.
-func gitConfigRisk(dir string) string {
+// elsewhere is the git directory a .git file points to ("" for a .git directory).
+func gitConfigRisk(dir string) (risk, elsewhere string) {
 	if dir == "" {
-		return "git runs in a directory only known at run time"
+		return "git runs in a directory only known at run time", ""
 	}
 	for d := dir; ; d = filepath.Dir(d) {
 		gd := filepath.Join(d, ".git")
@@ -198,30 +204,31 @@ func gitConfigRisk(dir string) string {
 			if !fi.IsDir() {
 				b, err := os.ReadFile(gd)
 				if err != nil {
-					return "the repository's .git file cannot be read"
+					return "the repository's .git file cannot be read", ""
 				}
 				s := strings.TrimSpace(string(b))
 				if !strings.HasPrefix(s, "gitdir:") {
-					return "the repository's .git file is not a gitdir link"
+					return "the repository's .git file is not a gitdir link", ""
 				}
 				gd = strings.TrimSpace(strings.TrimPrefix(s, "gitdir:"))
 				if !filepath.IsAbs(gd) {
 					gd = filepath.Join(d, gd)
 				}
+				elsewhere = gd
 				if c, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
 					cd := strings.TrimSpace(string(c))
 					if !filepath.IsAbs(cd) {
 						cd = filepath.Join(gd, cd)
 					}
 					if r := configFileRisk(filepath.Join(cd, "config")); r != "" {
-						return r
+						return r, elsewhere
 					}
 				}
 			}
-			return gitDirRisk(gd)
+			return gitDirRisk(gd), elsewhere
 		}
 		if d == "/" || d == "." {
-			return ""
+			return "", ""
 		}
 	}
 }

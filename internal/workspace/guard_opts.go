@@ -133,6 +133,9 @@ type parsed struct {
 	first int
 	// opAt are the indices of the operands in the words.
 	opAt []int
+	// late are the option words (and values) after the first operand: a program
+	// that does not permute its arguments (BSD, POSIXLY_CORRECT) reads them as files.
+	late []word
 }
 
 func (p *parsed) operand(w word, i int) {
@@ -152,6 +155,15 @@ func (p *parsed) rest(ws []word, from int) {
 func (p *parsed) has(e byte) bool {
 	for _, o := range p.opts {
 		if o.def.has(e) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *parsed) hasName(n string) bool {
+	for _, o := range p.opts {
+		if o.def.name == n {
 			return true
 		}
 	}
@@ -219,6 +231,12 @@ func (sp *optSpec) parse(ws []word) *parsed {
 				return p
 			}
 			continue
+		}
+		if p.first != 0 {
+			p.late = append(p.late, w)
+			if i+1 < len(ws) {
+				p.late = append(p.late, ws[i+1])
+			}
 		}
 		if sp.num && isDigits(s[1:]) {
 			p.opts = append(p.opts, popt{def: &optDef{name: "-NUM"}, as: s, at: i})

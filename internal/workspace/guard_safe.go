@@ -246,8 +246,11 @@ func (g *guard) safeUse(name string, sc *safeCmd, ws []word, st *gstate) (use, s
 		if (o.def.name == "-d" || o.def.name == "--directories") && o.hasVal && (o.val.dyn || strings.HasPrefix(o.val.lit, "rec")) {
 			rec = true // grep -d recurse
 		}
+		if o.def.eff == "" {
+			continue
+		}
+		what := name + " " + o.as
 		for i := 0; i < len(o.def.eff); i++ {
-			what := name + " " + o.as
 			switch o.def.eff[i] {
 			case 'r':
 				if o.hasVal {
@@ -278,6 +281,16 @@ func (g *guard) safeUse(name string, sc *safeCmd, ws []word, st *gstate) (use, s
 	}
 	if follow && rec || follow && name == "rg" {
 		g.a.reason(Ask, fmt.Sprintf("%s follows symbolic links while it searches directories; a link can lead to credential stores", name))
+	}
+	if sc.ops != opsNone {
+		for _, w := range p.late {
+			if !w.dyn && strings.Contains(w.lit, "/") {
+				g.claim(w, OpRead, st, name)
+			}
+		}
+	}
+	if name == "diff" && rec && !p.hasName("--no-dereference") {
+		follow = true // diff -r follows symbolic links it meets
 	}
 	operands := p.operands
 	if sc.ops == opsPattern && !p.has('s') && len(operands) > 0 {

@@ -91,7 +91,8 @@ var safeCommandTable = map[string][]safeCase{
 		{"[ a = b ]", A, nil},
 	},
 	"stat": {
-		{"stat src/main.go", A, nil}, {"stat -c %s src/main.go", A, nil}, {"stat --format=%n src/main.go", A, nil},
+		{"stat src/main.go", A, nil}, {"stat src/main.go --format=../../../etc/passwd", Q, nil},
+		{"POSIXLY_CORRECT=1 stat src/main.go", Q, nil}, {"cat src/main.go -n", A, nil}, {"stat -c %s src/main.go", A, nil}, {"stat --format=%n src/main.go", A, nil},
 		{"stat /etc/hosts", Q, nil}, {"stat --printf='%s' ~/.ssh/id_rsa", D, nil}, {"stat -Z x", Q, nil},
 	},
 	"file": {
@@ -102,11 +103,11 @@ var safeCommandTable = map[string][]safeCase{
 	},
 	"diff": {
 		{"diff a b", A, nil}, {"diff -u src/main.go /etc/hosts", Q, nil}, {"diff -r src ~", D, tr(D)},
-		{"diff --recursive src ~/.aws", D, nil}, {"diff -ru src src", A, nil},
+		{"diff --recursive src ~/.aws", D, nil}, {"diff -ru --no-dereference src src", A, nil},
 		{"diff --from-file=/etc/hosts src/main.go", Q, nil}, {"diff --to-file ~/.ssh/id_rsa src/main.go", D, nil},
 		{"diff -l a b", Q, nil}, {"diff --paginate a b", Q, nil}, {"diff -X /etc/ex -r src src", Q, nil},
 		{"diff -U3 a b", A, nil}, {"diff --unified=3 a b", A, nil}, {"diff --label=x -u a b", A, nil},
-		{"diff -W80 -y a b", A, nil}, {"diff --color=always a b", A, nil}, {"diff --ed a b", A, nil},
+		{"diff -W80 -y a b", A, nil}, {"diff -r a b", Q, tr(Q)}, {"diff -r --no-dereference a b", A, nil}, {"diff --color=always a b", A, nil}, {"diff --ed a b", A, nil},
 	},
 	"cmp": {
 		{"cmp a b", A, nil}, {"cmp -l a b", A, nil}, {"cmp a b 10 20", A, nil}, {"cmp a b c d e", Q, nil},
@@ -318,7 +319,7 @@ var routeCases = []safeCase{
 	{"nice --adj 5 rm /etc/x", D, tr(Q)}, {"nice -n5 rm /etc/x", D, nil}, {"nice -5 rm /etc/x", D, nil},
 	{"timeout --sig KILL 5 rm /etc/x", D, tr(Q)}, {"timeout -sKILL 5 rm /etc/x", D, nil},
 	{"timeout -k5 10 rm /etc/x", D, nil}, {"env --chdir=/etc rm passwd", D, tr(Q)}, {"env -C/etc rm passwd", D, nil},
-	{"env --split-s='rm /etc/x'", D, tr(Q)}, {"env -S'rm /etc/x'", D, nil}, {"xargs --delim x rm", Q, tr(Q)},
+	{"env --split-s='rm /etc/x'", D, tr(Q)}, {"env - rm /etc/x", D, tr(Q)}, {"env -P /tmp/x ls", Q, tr(Q)}, {"env -S'rm /etc/x'", D, nil}, {"xargs --delim x rm", Q, tr(Q)},
 	{"xargs -a /etc/hosts cat", Q, nil}, {"xargs -a ~/.ssh/id_rsa echo", D, nil}, {"xargs -I% cp % /etc", D, nil},
 	{"xargs -i cp {} /etc", D, nil}, {"xargs --replace=@ cp @ /etc", D, nil}, {"stdbuf -oL rm /etc/x", D, nil},
 	{"/usr/bin/time -o /etc/x ls", D, nil}, {"setsid -f rm /etc/x", D, nil}, {"chrt 10 rm /etc/x", D, nil},
@@ -342,7 +343,11 @@ var routeCases = []safeCase{
 	{"patch -p1 < p.diff", Q, tr(Q)}, {"patch -o out.c a.c p.diff", Q, tr(A)}, {"patch -d /etc -p1 < p.diff", Q, tr(Q)},
 	{"dos2unix /etc/x", D, tr(Q)}, {"dos2unix -n a /etc/x", D, tr(Q)}, {"sponge /etc/x", D, tr(Q)},
 	{"iconv -f utf8 -t ascii -o /etc/x a", D, tr(Q)}, {"iconv -o/etc/x a", D, tr(Q)},
-	{"foo --output-dir=/etc/x", D, tr(Q)}, {"export FOO=bar", A, nil}, {"FOO=1 ls", A, nil},
+	{"foo --output-dir=/etc/x", D, tr(Q)}, {"parallel rm ::: /etc/x", Q, tr(Q)},
+	{"echo 'rm -rf ~' | at now", Q, tr(Q)}, {"systemd-run --user rm /etc/x", Q, tr(Q)},
+	{"script -qc 'rm /etc/x' /dev/null", Q, tr(Q)}, {"tmux new -d 'rm /etc/x'", Q, tr(Q)}, {"gawk -i inplace '{print}' /etc/x", D, tr(Q)},
+	{"awk '{print $1}' src/main.go", Q, tr(A)}, {"awk -f ~/.ssh/id_rsa x", D, tr(D)}, {"awk '{print}' ~/.aws/config", D, tr(D)},
+	{"gawk --include=inplace '{print}' src/main.go", Q, tr(A)}, {"awk -v x=1 '{print x}' /etc/hosts", Q, tr(A)}, {"export FOO=bar", A, nil}, {"FOO=1 ls", A, nil},
 }
 
 // guardPolicy is the adversarial test configuration without its command rules.
@@ -499,6 +504,28 @@ func TestGuardGitSubmoduleAndHookRisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(Q)
+}
+
+// A .git file pointing outside the root makes git read another repository.
+func TestGuardGitFileElsewhere(t *testing.T) {
+	e := newTestEnv(t)
+	p := guardPolicy(t, e, PresetCoding)
+	other := filepath.Join(e.base, "other.git")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.root, ".git"), []byte("gitdir: "+other+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if a := p.AnalyzeCommand("git log", ""); a.Decision != Q {
+		t.Errorf("git log with .git -> %s = %s, want ask (%s)", other, a.Decision, a.Explain())
+	}
+	if err := os.WriteFile(filepath.Join(e.root, ".git"), []byte("gitdir: ../home/.ssh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if a := p.AnalyzeCommand("git log", ""); a.Decision != D {
+		t.Errorf("git log with .git -> ~/.ssh = %s, want deny (%s)", a.Decision, a.Explain())
+	}
 }
 
 // The run-time check (expanded argv) judges the same forms.

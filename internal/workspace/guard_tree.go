@@ -54,13 +54,18 @@ func (g *guard) claimTree(w word, op Op, st *gstate, what string, follow bool) {
 		g.a.reason(Ask, fmt.Sprintf("%s follows symbolic links below %s; a link can lead to credential stores", what, w.show()))
 	}
 	var stores []string
-	for _, s := range g.p.protectedStores() {
-		if s == c.Abs || !under(c.Abs, s) {
+	if g.stores == nil {
+		g.stores = g.p.protectedStores()
+	}
+	for _, s := range g.stores {
+		if s == c.Abs || !within(c.Abs, s) {
 			continue // the claim itself judged a store at or above the path
 		}
 		stores = append(stores, s)
 	}
-	g.storeClaims(stores, op, fmt.Sprintf("%s %s %ss everything below it", what, w.show(), op))
+	if len(stores) > 0 {
+		g.storeClaims(stores, op, fmt.Sprintf("%s %s %ss everything below it", what, w.show(), op))
+	}
 }
 
 // storeClaims judges the protected stores a command reaches indirectly; the reason
@@ -97,8 +102,11 @@ func (g *guard) globStores(pattern, dir string, op Op, st *gstate) {
 	}
 	pcomps := strings.Split(rest, "/")
 	var stores []string
-	for _, s := range g.p.protectedStores() {
-		if s == abs || !under(abs, s) {
+	if g.stores == nil {
+		g.stores = g.p.protectedStores()
+	}
+	for _, s := range g.stores {
+		if s == abs || !within(abs, s) {
 			continue
 		}
 		rel, _ := relInside(abs, s)
@@ -123,5 +131,7 @@ func (g *guard) globStores(pattern, dir string, op Op, st *gstate) {
 			stores = append(stores, s)
 		}
 	}
-	g.storeClaims(stores, op, fmt.Sprintf("the pattern %s may match", pattern))
+	if len(stores) > 0 {
+		g.storeClaims(stores, op, fmt.Sprintf("the pattern %s may match", pattern))
+	}
 }

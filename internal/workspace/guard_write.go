@@ -261,3 +261,46 @@ func (g *guard) inPlaceUse(name string, ws []word, st *gstate) {
 		}
 	}
 }
+
+// awkSpec: awk, gawk, mawk. -i inplace (gawk) rewrites the input files.
+var awkSpec = opts(`-f=rs --file=rs -v= --assign= -F= --field-separator= -i=I --include=I -E=rs
+	--exec=rs -l=x --load=x -e=s --source=s -b -c -C -d? -D? -g -h -L? -M -n -N -o? -O -p? -P -r -s
+	-S -t -V --characters-as-bytes --traditional --copyright --dump-variables? --debug?
+	--gen-pot --help --lint? --bignum --non-decimal-data --use-lc-numeric --optimize
+	--pretty-print? --profile? --posix --re-interval --no-optimize --sandbox --lint-old
+	--version --csv -W=`)
+
+// awkUse: the program runs anything (the command asks by default); its files are
+// read, or written with -i inplace.
+func (g *guard) awkUse(name string, ws []word, st *gstate) {
+	p := awkSpec.parse(ws)
+	inplace := false
+	for _, o := range p.opts {
+		switch {
+		case o.def.has('I'):
+			if o.val.dyn || strings.TrimSuffix(o.val.lit, ".awk") == "inplace" {
+				inplace = true
+			} else {
+				g.claim(o.val, OpRead, st, name+" "+o.as)
+			}
+		case o.def.has('r') && o.hasVal:
+			g.claim(o.val, OpRead, st, name+" "+o.as)
+		case o.def.has('x'):
+			g.a.reason(Ask, fmt.Sprintf("%s %s loads a shared library", name, o.as))
+		}
+	}
+	ops := p.operands
+	if !p.has('s') && len(ops) > 0 {
+		ops = ops[1:] // the program
+	}
+	for _, w := range ops {
+		if !w.dyn && strings.Contains(w.lit, "=") && !strings.Contains(strings.SplitN(w.lit, "=", 2)[0], "/") {
+			continue // var=value
+		}
+		if inplace {
+			g.claim(w, OpWrite, st, name+" -i inplace")
+		} else {
+			g.claim(w, OpRead, st, name)
+		}
+	}
+}
