@@ -132,3 +132,16 @@ func (g *guard) network(ws []word, ruled bool, d Decision) {
 
 // Network returns the workspace.network mode in force.
 func (p *Policy) Network() string { return p.network }
+
+// NetworkMode is the workspace.network mode cfg puts in force (its preset's default
+// when unset).
+func NetworkMode(cfg Config) string {
+	if cfg.Network != "" {
+		return cfg.Network
+	}
+	name := cfg.Policy
+	if name == "" {
+		name = PresetCoding
+	}
+	return defaultNetwork(name)
+}
