@@ -361,7 +361,12 @@ func sandboxCaches(p *Policy) ([]string, map[string]string) {
 	env := map[string]string{}
 	for _, t := range tools {
 		if d, _ := p.DecidePath(resolveLoose(t.user), OpWrite); d == Allow {
-			continue // workspace.writable names it: the tool keeps the user's cache
+			// workspace.writable names it: the tool keeps the user's cache — named
+			// explicitly, since XDG_CACHE_HOME (its default's base) may move.
+			if t.env != "XDG_CACHE_HOME" {
+				env[t.env] = t.user
+			}
+			continue
 		}
 		dir := filepath.Join(base, t.dir)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
