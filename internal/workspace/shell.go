@@ -187,7 +187,11 @@ func (s *SandboxExecutor) Describe() string {
 	if len(s.Caches) > 0 {
 		d += ", and lovia's own build caches " + strings.Join(s.Caches, ", ") + " (GOCACHE, npm and pip caches point there)"
 	}
-	d += "; other writes fail with \"permission denied\" or \"read-only file system\" (.git/config, .git/hooks and .lovia are read-only)."
+	if s.useNamespaces() {
+		d += "; other writes fail with \"permission denied\" or \"read-only file system\" (.git/config, .git/hooks and .lovia are read-only)."
+	} else {
+		d += "; other writes fail with \"permission denied\"."
+	}
 	switch s.Network {
 	case NetworkAllow:
 	case NetworkDeny:

@@ -107,6 +107,17 @@ func New(cfg Config) (*Workspace, error) {
 		}
 		w.envList, w.baseEnv = buildEnv(cfg)
 		sb.Env = w.envList
+		if sb.Namespaces {
+			// A quick kernel check (one clone of /bin/true) so that the prompt never
+			// claims the namespace layer where the system refuses it; the helper's own
+			// set-up is checked by the probe.
+			if err := sandbox.ProbeKernel(); err != nil {
+				sb.nsErr = err
+				if mode == SandboxRequired {
+					return nil, errs.Wrap(errs.KindConfig, err, "sandbox required but the namespace layer is unavailable", "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0), or use --sandbox auto (Landlock alone, reported by lovia doctor)")
+				}
+			}
+		}
 		w.executor = sb
 		if mode == SandboxAuto {
 			// The kernel has Landlock, so the prompt says commands are confined; a helper
