@@ -87,6 +87,7 @@ type SandboxExecutor struct {
 
 	mu        sync.Mutex
 	srv       [2]*execServer // without, with the network
+	retired   []*execServer  // replaced while still running commands (closed by Close)
 	srvFailed [2]bool
 	nsErr     error          // why namespaces are off
 	report    sandbox.Report // what the last started server put in force
