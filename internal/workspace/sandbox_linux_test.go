@@ -511,3 +511,19 @@ func TestSandboxV2LandlockOnlyFallback(t *testing.T) {
 		t.Errorf("network allow without namespaces: %q", out)
 	}
 }
+
+// Commands hold no capabilities, whoever runs lovia (root too): they cannot undo the
+// sandbox's mounts.
+func TestSandboxV2NoCapabilities(t *testing.T) {
+	needNS(t)
+	e := newTestEnv(t)
+	w := nsWS(t, e, PresetCoding, nil)
+	for _, c := range []string{"cat /proc/self/status", "sh -c 'sleep 0 & cat /proc/self/status'"} {
+		_, out := bypass(t, w, c, 0)
+		for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+			if !strings.Contains(out, k+":\t0000000000000000") {
+				t.Errorf("%s: %s is not empty:\n%s", c, k, out)
+			}
+		}
+	}
+}
