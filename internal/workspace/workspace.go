@@ -420,6 +420,9 @@ func (p *Policy) hiddenStores() []string {
 			if d, _ := p.DecidePath(abs, OpRead); d == Allow {
 				continue
 			}
+			if under(abs, p.root) || under(p.root, abs) {
+				continue // the workspace itself (lovia run in ~/.password-store): keep it visible
+			}
 			out = append(out, abs)
 		}
 	}
