@@ -300,11 +300,12 @@ func hide(p string) (bool, error) {
 	return true, unix.Mount("tmpfs", target, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0500")
 }
 
-// bestEffortLifetime is the lifetime layer without namespaces: die with the parent,
-// and collect orphans (so at least they are not re-parented out of reach).
+// bestEffortLifetime is the lifetime layer without namespaces: die with the parent
+// (set at fork too; repeated here for helpers started otherwise). Commands get their
+// own process group, killed when they end; what leaves the group (setsid) survives.
+// No subreaper: the server could not reap adopted orphans without racing os/exec.
 func bestEffortLifetime() {
 	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
-	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
 
 // runAsInit runs the command as the only child of the helper, which is PID 1 of the
