@@ -2,12 +2,17 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lovia-dev/lovia/internal/doctor"
+	"github.com/lovia-dev/lovia/internal/workspace"
+	"github.com/lovia-dev/lovia/internal/workspace/sandbox"
 	bundledskills "github.com/lovia-dev/lovia/skills"
 )
 
@@ -19,6 +24,9 @@ type DoctorOptions struct {
 	// HTTPClient and Landlock replace the real network and kernel probe in tests.
 	HTTPClient *http.Client
 	Landlock   func() (int, error)
+	// Sandbox replaces starting the real sandbox (default: probeSandbox, which
+	// re-executes this binary as the helper).
+	Sandbox func(workspace.Config) (sandbox.Report, error, error)
 }
 
 // NewCmdDoctor builds `lovia doctor`.
@@ -57,10 +65,16 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	probe := opts.Sandbox
+	if exe, err := os.Executable(); probe == nil && err == nil && !strings.HasSuffix(exe, ".test") {
+		// Only a lovia binary has the helper subcommand (a test binary would run its
+		// tests again): tests get the kernel probe.
+		probe = probeSandbox
+	}
 	rs := doctor.Run(ctx, doctor.Options{
 		Cwd: f.Common.Cwd, Getenv: f.Getenv, Flags: f.Common.Overrides(),
 		HTTPClient: opts.HTTPClient, Timeout: opts.Timeout, Landlock: opts.Landlock,
-		Bundled: bundledskills.FS, Trust: f.Common.Trust,
+		Sandbox: probe, Bundled: bundledskills.FS, Trust: f.Common.Trust,
 	})
 	var err error
 	if opts.JSON {
@@ -75,4 +89,18 @@ func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 		return &exitError{1}
 	}
 	return nil
+}
+
+// probeSandbox starts the sandbox as lovia would for cfg and reports its layers.
+func probeSandbox(cfg workspace.Config) (sandbox.Report, error, error) {
+	w, err := workspace.New(cfg)
+	if err != nil {
+		return sandbox.Report{}, nil, err
+	}
+	defer w.Close()
+	rep, nsErr, ok := w.SandboxLayers()
+	if !ok {
+		return rep, nil, errors.New("commands do not run in the sandbox: " + w.SandboxNote())
+	}
+	return rep, nsErr, nil
 }

@@ -8,8 +8,10 @@ import (
 	"github.com/lovia-dev/lovia/internal/workspace/sandbox"
 )
 
-// NewCmdSandboxExec is the hidden helper the workspace re-executes lovia as: it
-// confines itself with Landlock and execs the command (see internal/workspace/sandbox).
+// NewCmdSandboxExec is the hidden helper the workspace re-executes lovia as: started
+// in new namespaces, it sets them up (private /proc, read-only and hidden paths,
+// process limit), confines itself with Landlock and runs the command — or, with
+// --serve, many commands (see internal/workspace/sandbox).
 // Flags are not parsed by cobra: the arguments belong to the helper verbatim.
 func NewCmdSandboxExec() *cobra.Command {
 	return &cobra.Command{

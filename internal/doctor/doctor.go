@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -75,6 +76,10 @@ type Options struct {
 	Timeout time.Duration
 	// Landlock reports the kernel's Landlock ABI (default sandbox.ABI).
 	Landlock func() (int, error)
+	// Sandbox starts the sandbox for the workspace configuration and reports its
+	// layers (nsErr: why the namespaces are off). Nil: only the kernel is probed
+	// (sandbox.ProbeKernel), without starting lovia's helper.
+	Sandbox func(cfg workspace.Config) (rep sandbox.Report, nsErr error, err error)
 	// Bundled are the embedded skills (nil for none).
 	Bundled fs.FS
 	Logger  *slog.Logger
@@ -136,11 +141,19 @@ func Run(ctx context.Context, opts Options) []Result {
 		dbPath = cfg.DB
 	}
 	out = append(out, checkDB(ctx, dbPath))
-	sandboxMode := ""
+	var wcfg workspace.Config
 	if cfg != nil {
-		sandboxMode = cfg.Workspace.Sandbox
+		wcfg = cfg.Workspace
+		wcfg.Root = cfg.Root
+		if cfg.Policy != "" {
+			wcfg.Policy = cfg.Policy
+		}
 	}
-	out = append(out, checkLandlock(opts.Landlock, sandboxMode))
+	ll := checkLandlock(opts.Landlock, wcfg.Sandbox)
+	out = append(out, ll)
+	if wcfg.Sandbox != workspace.SandboxOff && ll.Status == OK {
+		out = append(out, checkNamespaces(opts, wcfg)...)
+	}
 	if cfg != nil {
 		out = append(out, checkSkills(ctx, opts, cfg)...)
 		out = append(out, checkMCP(ctx, opts, cfg)...)
@@ -484,6 +497,88 @@ func checkMCP(ctx context.Context, opts Options, cfg *config.Config) []Result {
 			r.Fix = "check mcp.servers." + s.Name + " (command, args, env or url); run the command by hand to see its error, or set disabled: true"
 		}
 		out = append(out, r)
+	}
+	return out
+}
+
+// checkNamespaces reports the namespace layer and the network boundary, as the
+// sandbox actually started (opts.Sandbox) or as far as a kernel probe can tell.
+func checkNamespaces(opts Options, cfg workspace.Config) []Result {
+	ns := Result{Check: "sandbox namespaces"}
+	netr := Result{Check: "sandbox network"}
+	required := cfg.Sandbox == workspace.SandboxRequired
+	var rep sandbox.Report
+	var nsErr error
+	probed := false
+	if opts.Sandbox != nil {
+		r, ne, err := opts.Sandbox(cfg)
+		if err != nil && ne == nil {
+			return []Result{failure("sandbox namespaces", err, "run lovia doctor again; if it persists use --sandbox off and report the error")}
+		}
+		rep, nsErr, probed = r, ne, true
+	} else if nsErr = sandbox.ProbeKernel(); nsErr == nil {
+		rep = sandbox.Report{Namespaces: true, NetNS: true}
+	}
+	if nsErr != nil || !rep.Namespaces {
+		ns.Status, ns.Detail = Warn, "unavailable, Landlock alone confines commands: no private /proc (commands can read other processes' environment), .git/config, .git/hooks and .lovia writable, credential stores readable, daemons outlive commands"
+		if nsErr != nil {
+			ns.Detail += " (" + oneLine(nsErr.Error()) + ")"
+		}
+		ns.Fix = "allow unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1 (Debian), kernel.apparmor_restrict_unprivileged_userns=0 (Ubuntu 24.04+), or raise user.max_user_namespaces"
+		if required {
+			ns.Status = Fail
+			ns.Fix = "workspace.sandbox is required, which needs the namespaces: " + ns.Fix + "; or set it to auto"
+		}
+	} else {
+		ns.Status = OK
+		parts := []string{"user, mount and PID namespaces"}
+		if probed {
+			if rep.PrivateProc {
+				parts = append(parts, "private /proc")
+			}
+			if len(rep.Protected) > 0 {
+				parts = append(parts, fmt.Sprintf("%d paths read-only (%s)", len(rep.Protected), strings.Join(baseNames(rep.Protected, cfg.Root), ", ")))
+			}
+			if len(rep.Hidden) > 0 {
+				parts = append(parts, fmt.Sprintf("%d credential stores hidden", len(rep.Hidden)))
+			}
+			if rep.ProcLimit != "" {
+				parts = append(parts, "process limit: "+rep.ProcLimit)
+			} else {
+				parts = append(parts, "no process limit (kernel before 6.14 and running as root)")
+			}
+		} else {
+			parts = append(parts, "available (kernel probe; the helper sets up a private /proc and the read-only mounts when commands run)")
+		}
+		ns.Detail = strings.Join(parts, "; ")
+	}
+	switch mode := workspace.NetworkMode(cfg); {
+	case mode == workspace.NetworkAllow:
+		netr.Status, netr.Detail = OK, "allowed to every command (workspace.network: allow)"
+	case nsErr == nil && rep.Namespaces:
+		netr.Status, netr.Detail = OK, "denied to commands (network namespace, loopback only)"
+		if mode == workspace.NetworkAsk {
+			netr.Detail += "; commands known to need it (curl, git fetch/push, go get, npm install, ...) ask and then run with it"
+		}
+	default:
+		if v, _ := opts.Landlock(); v >= 4 {
+			netr.Status, netr.Detail = Warn, fmt.Sprintf("TCP denied by Landlock (ABI v%d) without a network namespace: UDP is not covered, and local test servers cannot bind", v)
+		} else {
+			netr.Status, netr.Detail = Warn, "not restricted: no network namespace and Landlock before ABI v4"
+		}
+		netr.Fix = ns.Fix
+	}
+	return []Result{ns, netr}
+}
+
+// baseNames shows paths relative to the root.
+func baseNames(ps []string, root string) []string {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		if rel, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(rel, "..") {
+			p = rel
+		}
+		out = append(out, p)
 	}
 	return out
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/store/sqlite"
+	"github.com/lovia-dev/lovia/internal/workspace"
+	"github.com/lovia-dev/lovia/internal/workspace/sandbox"
 )
 
 // offline is an HTTP client that never leaves the process.
@@ -79,9 +81,51 @@ func (e *env) run(opts Options) []Result {
 	if opts.Landlock == nil {
 		opts.Landlock = func() (int, error) { return 4, nil }
 	}
+	if opts.Sandbox == nil {
+		opts.Sandbox = fullSandbox
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return Run(ctx, opts)
+}
+
+// fullSandbox is a sandbox with every layer in force.
+func fullSandbox(cfg workspace.Config) (sandbox.Report, error, error) {
+	return sandbox.Report{Landlock: 7, Namespaces: true, PrivateProc: true, NetNS: true, ProcLimit: "pid_max 4096 in the PID namespace",
+		Protected: []string{filepath.Join(cfg.Root, ".git/config")}, Hidden: []string{"/home/u/.ssh"}}, nil, nil
+}
+
+func noNamespaces(workspace.Config) (sandbox.Report, error, error) {
+	return sandbox.Report{Landlock: 7}, errors.New("namespaces unavailable: operation not permitted"), nil
+}
+
+// TestSandboxLayers: each layer is reported as it is, never claimed when off.
+func TestSandboxLayers(t *testing.T) {
+	e := newEnv(t)
+	rs := e.run(Options{Flags: e.script()})
+	ns, nw := find(t, rs, "sandbox namespaces"), find(t, rs, "sandbox network")
+	if ns.Status != OK || !strings.Contains(ns.Detail, "private /proc") || !strings.Contains(ns.Detail, ".git/config") || !strings.Contains(ns.Detail, "pid_max") || !strings.Contains(ns.Detail, "1 credential stores hidden") {
+		t.Errorf("namespaces: %+v", ns)
+	}
+	if nw.Status != OK || !strings.Contains(nw.Detail, "denied") || !strings.Contains(nw.Detail, "ask") {
+		t.Errorf("network: %+v", nw)
+	}
+	rs = e.run(Options{Flags: e.script(), Sandbox: noNamespaces})
+	ns, nw = find(t, rs, "sandbox namespaces"), find(t, rs, "sandbox network")
+	if ns.Status != Warn || !strings.Contains(ns.Detail, "not permitted") || !strings.Contains(ns.Detail, "no private /proc") || !strings.Contains(ns.Fix, "unprivileged_userns") {
+		t.Errorf("no namespaces: %+v", ns)
+	}
+	if nw.Status != Warn || !strings.Contains(nw.Detail, "Landlock") {
+		t.Errorf("network without namespaces: %+v", nw)
+	}
+	e.writeProjectConfig("workspace:\n  sandbox: required\n  network: allow\n")
+	rs = e.run(Options{Flags: e.script(), Sandbox: noNamespaces})
+	if ns := find(t, rs, "sandbox namespaces"); ns.Status != Fail || !strings.Contains(ns.Fix, "required") {
+		t.Errorf("required without namespaces: %+v", ns)
+	}
+	if nw := find(t, rs, "sandbox network"); !strings.Contains(nw.Detail, "allowed") {
+		t.Errorf("network allow: %+v", nw)
+	}
 }
 
 func find(t *testing.T, rs []Result, check string) Result {

@@ -215,12 +215,14 @@ func (e *SandboxExecutor) server(req ExecRequest) *execServer {
 			return srv
 		}
 		// A protected path appeared since the server started (git init, mkdir .lovia):
-		// its mount namespace lacks the read-only mount, so start a fresh one — or,
-		// while commands still run there, use a helper of its own for this command.
+		// its mount namespace lacks the read-only mount, so start a fresh one. One
+		// still running commands (a background server) is retired: it finishes them
+		// and is closed with the executor.
 		if srv.busy() {
-			return nil
+			e.retired = append(e.retired, srv)
+		} else {
+			srv.close()
 		}
-		srv.close()
 		e.srv[i] = nil
 	}
 	if e.srvFailed[i] {
@@ -296,6 +298,10 @@ func (e *SandboxExecutor) Close() {
 			e.srv[i] = nil
 		}
 	}
+	for _, srv := range e.retired {
+		srv.close()
+	}
+	e.retired = nil
 }
 
 // readerFile gives a command's stdin as a file: the file itself, /dev/null, or a pipe

@@ -46,7 +46,7 @@ var netSubcommands = map[string][]string{
 }
 
 // needsNetwork reports whether argv (wrappers already removed) is a command known to
-// reach the network, and names it for the reason shown.
+// reach the network, and names it ("git fetch") for the reason shown.
 func needsNetwork(ws []word) (string, bool) {
 	if len(ws) == 0 || ws[0].dyn {
 		return "", false
@@ -59,7 +59,7 @@ func needsNetwork(ws []word) (string, bool) {
 	if name == "rsync" {
 		for _, w := range ws[1:] {
 			if w.dyn || strings.Contains(w.lit, ":") && !strings.HasPrefix(w.lit, "-") && !strings.HasPrefix(w.lit, "/") && !strings.HasPrefix(w.lit, ".") {
-				return "rsync to a host", true
+				return "rsync", true
 			}
 		}
 		return "", false
@@ -112,11 +112,22 @@ func installsRemote(ops []string) bool {
 // network is the guard's hook for commands that reach the network: it marks the
 // analysis (the sandbox then runs the command outside its network namespace once it
 // passed) and asks or denies per workspace.network. A command rule or session grant
-// that explicitly allows the command counts as the approval.
+// that allows the command at least as specifically as the network use ("git fetch",
+// "curl"; not a broad "git") counts as the approval.
 func (g *guard) network(ws []word, ruled bool, d Decision) {
 	what, ok := needsNetwork(ws)
 	if !ok {
 		return
+	}
+	if ruled && d == Allow {
+		argv := make([]string, len(ws))
+		for i, w := range ws {
+			argv[i] = w.lit
+			if w.dyn {
+				argv[i] = "\x00"
+			}
+		}
+		ruled = g.p.allowRuleLen(argv) >= len(strings.Fields(what))
 	}
 	g.a.Network = true
 	switch g.p.network {
@@ -132,3 +143,44 @@ func (g *guard) network(ws []word, ruled bool, d Decision) {
 
 // Network returns the workspace.network mode in force.
 func (p *Policy) Network() string { return p.network }
+
+// NetworkMode is the workspace.network mode cfg puts in force (its preset's default
+// when unset).
+func NetworkMode(cfg Config) string {
+	if cfg.Network != "" {
+		return cfg.Network
+	}
+	name := cfg.Policy
+	if name == "" {
+		name = PresetCoding
+	}
+	return defaultNetwork(name)
+}
+
+// allowRuleLen is the length of the longest allow rule (configured or granted for
+// the session) matching argv, 0 when none does.
+func (p *Policy) allowRuleLen(argv []string) int {
+	best := 0
+	consider := func(rules []compiledCmdRule) {
+		for _, r := range rules {
+			if r.decision != Allow || len(r.words) > len(argv) || len(r.words) <= best {
+				continue
+			}
+			ok := true
+			for i, w := range r.words {
+				if argv[i] != w && !(i == 0 && filepath.Base(argv[0]) == w) {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				best = len(r.words)
+			}
+		}
+	}
+	consider(p.cmdRules)
+	p.mu.RLock()
+	consider(p.granted)
+	p.mu.RUnlock()
+	return best
+}

@@ -131,7 +131,7 @@ var commandCases = []struct {
 	{"env -i rm /etc/x", D, Q},
 	{"xargs -I{} cp {} /etc", D, Q},
 	{"git clone https://x/y /opt/y", D, Q},
-	{"git clone https://x/y", A, A},
+	{"git clone https://x/y", Q, A}, // needs the network (workspace.network: ask under coding)
 	{"make -C /other", D, Q},
 	{"make test", Q, A},
 	{"tar -xzf a.tgz -C /", D, Q},

@@ -432,3 +432,98 @@ func TestSandboxV2NormalWork(t *testing.T) {
 		}
 	}
 }
+
+// A .git made while a background command keeps the server busy: a new server
+// protects it, the background command runs on.
+func TestSandboxV2NewGitDirWhileBusy(t *testing.T) {
+	needNS(t)
+	e := newTestEnv(t)
+	w := nsWS(t, e, PresetCoding, nil)
+	m := marker()
+	id := w.StartBackground(ShellRequest{Command: "sh -c 'echo started; exec sleep " + m + "'", Approved: true, ApprovedPaths: []string{"/"}})
+	for {
+		out, _ := w.ReadProcessOutput(context.Background(), id, 100*time.Millisecond)
+		if strings.Contains(out, "started") {
+			break
+		}
+	}
+	os.MkdirAll(e.root+"/.git/hooks", 0o755)
+	write(t, e.root+"/.git/config", "[core]\n")
+	bypass(t, w, "sh -c 'echo \"fsmonitor = evil\" >> .git/config'", 0)
+	if b, _ := os.ReadFile(e.root + "/.git/config"); string(b) != "[core]\n" {
+		t.Errorf(".git/config changed: %q", b)
+	}
+	if survivors(t, m) == "" {
+		t.Error("the background command died with the old server")
+	}
+	w.Close()
+	if s := survivors(t, m); s != "" {
+		t.Errorf("survivor after Close: %s", s)
+	}
+}
+
+// Without namespaces (restricted user namespaces), Landlock alone: commands run,
+// TCP is denied by Landlock's rules, and the layers say so.
+func TestSandboxV2LandlockOnlyFallback(t *testing.T) {
+	if v, _ := sandbox.ABI(); v < 4 {
+		t.Skip("Landlock ABI < 4")
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "PONG") }))
+	defer srv.Close()
+	e := newTestEnv(t)
+	cfg := e.config(PresetCoding)
+	cfg.Sandbox = SandboxRequired
+	w, err := New(cfg)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer w.Close()
+	sb := w.executor.(*SandboxExecutor)
+	sb.Close()
+	sb.Namespaces = false
+	get := py + ` -c 'import urllib.request as u; print(u.urlopen("` + srv.URL + `").read())'`
+	res, out := bypass(t, w, get, 0)
+	if strings.Contains(out, "PONG") {
+		t.Fatalf("TCP reached the host without a network namespace: %+v %q", res, out)
+	}
+	rep, _ := sb.Layers()
+	if rep.Namespaces || !rep.DenyNetTCP || rep.Landlock < 4 {
+		t.Errorf("layers: %+v", rep)
+	}
+	if res, out := bypass(t, w, "sh -c 'echo ok > inside.txt && cat inside.txt'", 0); res.ExitCode != 0 || out != "ok\n" {
+		t.Errorf("ordinary command: %+v %q", res, out)
+	}
+	// Allowed network: no Landlock TCP rules either.
+	cfg.Network = NetworkAllow
+	w2, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	sb2 := w2.executor.(*SandboxExecutor)
+	sb2.Close()
+	sb2.Namespaces = false
+	if _, out := bypass(t, w2, get, 0); !strings.Contains(out, "PONG") {
+		t.Errorf("network allow without namespaces: %q", out)
+	}
+}
+
+// Commands hold no capabilities, whoever runs lovia (root too): they cannot undo the
+// sandbox's mounts.
+func TestSandboxV2NoCapabilities(t *testing.T) {
+	needNS(t)
+	e := newTestEnv(t)
+	w := nsWS(t, e, PresetCoding, nil)
+	for _, c := range []string{"cat /proc/self/status", "sh -c 'sleep 0 & cat /proc/self/status'"} {
+		_, out := bypass(t, w, c, 0)
+		for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+			if !strings.Contains(out, k+":\t0000000000000000") {
+				t.Errorf("%s: %s is not empty:\n%s", c, k, out)
+			}
+		}
+	}
+}

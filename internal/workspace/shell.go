@@ -89,6 +89,7 @@ type SandboxExecutor struct {
 
 	mu        sync.Mutex
 	srv       [2]*execServer // without, with the network
+	retired   []*execServer  // replaced while still running commands (closed by Close)
 	srvFailed [2]bool
 	nsErr     error          // why namespaces are off
 	report    sandbox.Report // what the last started server put in force
@@ -189,7 +190,11 @@ func (s *SandboxExecutor) Describe() string {
 	if len(s.Caches) > 0 {
 		d += ", and lovia's own build caches " + strings.Join(s.Caches, ", ") + " (GOCACHE, npm and pip caches point there)"
 	}
-	d += "; other writes fail with \"permission denied\" or \"read-only file system\" (.git/config, .git/hooks and .lovia are read-only)."
+	if s.useNamespaces() {
+		d += "; other writes fail with \"permission denied\" or \"read-only file system\" (.git/config, .git/hooks and .lovia are read-only)."
+	} else {
+		d += "; other writes fail with \"permission denied\"."
+	}
 	switch s.Network {
 	case NetworkAllow:
 	case NetworkDeny:

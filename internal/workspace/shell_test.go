@@ -308,7 +308,7 @@ func TestSandboxToolCaches(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer named.Close()
-	if res, out := run(t, named, ShellRequest{Command: "sh ./c.sh; echo \"[$GOCACHE]\"", Approved: true}); res.ExitCode != 0 || !strings.Contains(out, "[]") {
+	if res, out := run(t, named, ShellRequest{Command: "sh ./c.sh; echo \"[$GOCACHE]\"", Approved: true}); res.ExitCode != 0 || !strings.Contains(out, "["+e.home+"/.cache/go-build]") {
 		t.Fatalf("a writable-named cache: %+v %q", res, out)
 	}
 	cfg = e.config(PresetCoding)

@@ -120,6 +120,17 @@ func New(cfg Config) (*Workspace, error) {
 		}
 		w.envList, w.baseEnv = buildEnv(cfg)
 		sb.Env = w.envList
+		if sb.Namespaces {
+			// A quick kernel check (one clone of /bin/true) so that the prompt never
+			// claims the namespace layer where the system refuses it; the helper's own
+			// set-up is checked by the probe.
+			if err := sandbox.ProbeKernel(); err != nil {
+				sb.nsErr = err
+				if mode == SandboxRequired {
+					return nil, errs.Wrap(errs.KindConfig, err, "sandbox required but the namespace layer is unavailable", "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0), or use --sandbox auto (Landlock alone, reported by lovia doctor)")
+				}
+			}
+		}
 		w.executor = sb
 		if mode == SandboxAuto {
 			// The kernel has Landlock, so the prompt says commands are confined; a helper
@@ -392,7 +403,12 @@ func sandboxCaches(p *Policy) ([]string, map[string]string) {
 	env := map[string]string{}
 	for _, t := range tools {
 		if d, _ := p.DecidePath(resolveLoose(t.user), OpWrite); d == Allow {
-			continue // workspace.writable names it: the tool keeps the user's cache
+			// workspace.writable names it: the tool keeps the user's cache — named
+			// explicitly, since XDG_CACHE_HOME (its default's base) may move.
+			if t.env != "XDG_CACHE_HOME" {
+				env[t.env] = t.user
+			}
+			continue
 		}
 		dir := filepath.Join(base, t.dir)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -434,6 +450,9 @@ func (p *Policy) hiddenStores() []string {
 			abs := resolveLoose(m)
 			if d, _ := p.DecidePath(abs, OpRead); d == Allow {
 				continue
+			}
+			if under(abs, p.root) || under(p.root, abs) {
+				continue // the workspace itself (lovia run in ~/.password-store): keep it visible
 			}
 			out = append(out, abs)
 		}

@@ -28,13 +28,19 @@ func NamespaceAttr(isolateNet bool) *syscall.SysProcAttr {
 		flags |= syscall.CLONE_NEWNET
 	}
 	uid, gid := os.Getuid(), os.Getgid()
-	return &syscall.SysProcAttr{
+	attr := &syscall.SysProcAttr{
 		Cloneflags:  flags,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 		Pdeathsig:   syscall.SIGKILL,
 		Setpgid:     true,
 	}
+	if uid != 0 {
+		// A non-root uid loses the namespace's capabilities at exec: keep those the
+		// helper's set-up needs as ambient ones (it clears them before any command).
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+	}
+	return attr
 }
 
 // PlainAttr starts a helper without namespaces: its own process group, killed when
@@ -146,7 +152,20 @@ func setupNamespaces(o Options, r *Report) error {
 		}
 	}
 	// Commands exec'd from here get no capabilities, even as uid 0: they cannot
-	// unmount what was mounted above (Landlock forbids mounting too).
+	// unmount what was mounted above (Landlock forbids mounting too). Capabilities
+	// are per thread: Main runs locked to one thread, which starts every command.
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("clearing ambient capabilities: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("reading capabilities: %w", err)
+	}
+	data[0].Inheritable, data[1].Inheritable = 0, 0
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("clearing inheritable capabilities: %w", err)
+	}
 	for c := 0; c <= 63; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); errors.Is(err, unix.EINVAL) {
 			break
@@ -288,11 +307,12 @@ func hide(p string) (bool, error) {
 	return true, unix.Mount("tmpfs", target, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0500")
 }
 
-// bestEffortLifetime is the lifetime layer without namespaces: die with the parent,
-// and collect orphans (so at least they are not re-parented out of reach).
+// bestEffortLifetime is the lifetime layer without namespaces: die with the parent
+// (set at fork too; repeated here for helpers started otherwise). Commands get their
+// own process group, killed when they end; what leaves the group (setsid) survives.
+// No subreaper: the server could not reap adopted orphans without racing os/exec.
 func bestEffortLifetime() {
 	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
-	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
 
 // runAsInit runs the command as the only child of the helper, which is PID 1 of the
