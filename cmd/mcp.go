@@ -14,6 +14,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/plugin/mcp"
 	"github.com/lovia-dev/lovia/internal/termtext"
+	"github.com/lovia-dev/lovia/internal/workspace"
 )
 
 // MCPOptions are the inputs of `lovia mcp list`.
@@ -38,7 +39,8 @@ func NewCmdMCP(f *Factory, runF func(*MCPOptions) error) *cobra.Command {
 		Long: `Start every server of mcp.servers in the config (each within its startup
 timeout), list its tools as the model sees them (<server>__<tool>) and stop it
 again. A server that fails to start is shown with the reason; the command still
-lists the others and exits 1. The tool lists are remembered (in the data
+lists the others and exits 1. Each tool shows what a call gets under the
+configured policy and mcp_rules (allow, ask or deny). The tool lists are remembered (in the data
 directory), so a run starts a server only when the model calls one of its tools.`,
 		Example: `  lovia mcp list
   lovia mcp list --json`,
@@ -86,6 +88,22 @@ func mcpList(ctx context.Context, opts *MCPOptions) error {
 			return err
 		}
 		list = l
+		// What each tool gets under the configured policy (the preset's own policy
+		// is not looked up: --policy or policy: decides here, else coding).
+		policy := cfg.Policy
+		if policy == "" {
+			policy = config.DefaultPolicy
+		}
+		pol, err := workspace.NewMCPPolicy(policy, cfg.MCPRules)
+		if err != nil {
+			return err
+		}
+		for i, s := range list {
+			for j, t := range s.Tools {
+				d, _ := pol.Decide(s.Name, t.Original, t.Name)
+				list[i].Tools[j].Decision = d.String()
+			}
+		}
 	}
 	failed := false
 	for _, s := range list {
@@ -138,7 +156,11 @@ func writeMCPTable(w io.Writer, list []mcp.ServerStatus, tools bool) error {
 		fmt.Fprintf(w, "\n%s:\n", s.Name)
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		for _, t := range s.Tools {
-			fmt.Fprintf(tw, "  %s\t%s\n", t.Name, firstLine(t.Description))
+			if t.Decision != "" {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\n", t.Name, t.Decision, firstLine(t.Description))
+			} else {
+				fmt.Fprintf(tw, "  %s\t%s\n", t.Name, firstLine(t.Description))
+			}
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -239,4 +240,45 @@ func TestToolResultsAreScrubbed(t *testing.T) {
 		t.Fatal("the scrubbed result is not in the database")
 	}
 	e.assertKeyNowhere()
+}
+
+// TestMCPListAndLazyStart: `lovia mcp list` (an explicit request) starts the server,
+// shows each tool's decision and remembers the tools; a run then starts the server
+// only when the model calls one of them.
+func TestMCPListAndLazyStart(t *testing.T) {
+	e := newEnv(t)
+	marks := filepath.Join(e.home, "starts")
+	e.userConfig("mcp:\n  servers:\n    ts:\n      command: " + mcpTestServer(t) + "\n      args: [-mark, " + marks + "]\n" +
+		"mcp_rules:\n  - {tool: ts__echo, decision: allow}\n  - {tool: \"ts__write_*\", decision: deny}\n")
+	starts := func() int {
+		data, _ := os.ReadFile(marks)
+		return strings.Count(string(data), "started")
+	}
+	r := e.run(nil, "mcp", "list")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, re := range []string{`ts__echo\s+allow`, `ts__write_file\s+deny`, `ts__get_env\s+ask`} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("mcp list lacks %s:\n%s", re, r.stdout)
+		}
+	}
+	if n := starts(); n != 1 {
+		t.Fatalf("mcp list started the server %d times", n)
+	}
+	e.write("noop.yaml", "turns:\n  - text: nothing to do\n")
+	if r := e.run(nil, "run", "-m", "script:noop.yaml", "hi"); r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if n := starts(); n != 1 {
+		t.Fatal("a run that called no MCP tool started the server")
+	}
+	e.write("echo.yaml", "turns:\n  - tool_calls: [{name: ts__echo, args: {text: lazy}}]\n  - text: done\n")
+	r = e.run(nil, "run", "-m", "script:echo.yaml", "--output", "stream-json", "hi")
+	if r.code != 0 || !strings.Contains(r.stdout, "echo: lazy") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if n := starts(); n != 2 {
+		t.Fatalf("the call did not start the server once (%d starts)", n)
+	}
 }

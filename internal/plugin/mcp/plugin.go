@@ -471,6 +471,9 @@ type ToolInfo struct {
 	Name        string `json:"name"`
 	Original    string `json:"original"`
 	Description string `json:"description,omitempty"`
+	// Decision is what a call gets under the effective policy and mcp_rules (allow,
+	// ask or deny), filled in by `lovia mcp list`.
+	Decision string `json:"decision,omitempty"`
 }
 
 // ServerStatus is the state of one configured server.

@@ -225,3 +225,11 @@ func TestResultBounds(t *testing.T) {
 		t.Fatalf("oversized image: %+v", res.Text)
 	}
 }
+
+func TestBigResultIsCapped(t *testing.T) {
+	_, c := setup(t, Config{Servers: map[string]ServerConfig{"ts": stdioCfg()}})
+	res := run(t, c, "ts__big", `{"n":300000}`)
+	if len(res.Text) > MaxResultText+200 || !strings.Contains(res.Text, "[MCP result truncated: showing the first 100000 of 300000 bytes]") {
+		t.Fatalf("%d bytes, tail %q", len(res.Text), res.Text[max(0, len(res.Text)-120):])
+	}
+}

@@ -121,7 +121,14 @@ func main() {
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
 	delay := flag.Duration("startup-delay", 0, "sleep before serving (slow start)")
 	header := flag.String("require-header", "", "HTTP: reject requests without this header (Name=value)")
+	mark := flag.String("mark", "", "append a line to this file at every start (tests count starts)")
 	flag.Parse()
+	if *mark != "" {
+		if f, err := os.OpenFile(*mark, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+			fmt.Fprintln(f, "started")
+			f.Close()
+		}
+	}
 	time.Sleep(*delay)
 	s := newServer()
 	if *httpAddr == "" {
