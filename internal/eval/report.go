@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/lovia-dev/lovia/internal/safefile"
 	"github.com/lovia-dev/lovia/internal/termtext"
 	"github.com/lovia-dev/lovia/internal/usage"
 )
@@ -167,9 +167,12 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
+// maxReportBytes caps a baseline report (a report of thousands of cases is far less).
+const maxReportBytes = 64 << 20
+
 // LoadReport reads a report written by WriteJSON (a baseline).
 func LoadReport(path string) (*Report, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadNamed(path, maxReportBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -50,10 +50,10 @@ var (
 )
 
 // ReadBeneath reads path, which must lie inside root, as a regular file of at most
-// max bytes. Symbolic links are followed only while they stay inside root (on Linux
+// limit bytes. Symbolic links are followed only while they stay inside root (on Linux
 // the kernel enforces it with openat2 RESOLVE_BENEATH; elsewhere each component is
 // checked). The file is opened non-blocking, so a FIFO is refused instead of hanging.
-func ReadBeneath(root, path string, max int64) ([]byte, error) {
+func ReadBeneath(root, path string, limit int64) ([]byte, error) {
 	root, err := filepath.Abs(root)
 	if err != nil {
 		return nil, refuse(path, err, "", "")
@@ -86,13 +86,13 @@ func ReadBeneath(root, path string, max int64) ([]byte, error) {
 			Msg:  fmt.Sprintf("%s is %s, not a regular file; lovia reads only regular files here", show(path), kindOf(st.Mode())),
 			Hint: "replace " + show(path) + " with a regular file, or remove it"}
 	}
-	return readCapped(f, path, st.Size(), max, "shorten "+show(path)+" below "+Size(max)+" (or remove it)")
+	return readCapped(f, path, st.Size(), limit, "shorten "+show(path)+" below "+Size(limit)+" (or remove it)")
 }
 
 // ReadNamed reads a file the user named (a flag value, a script: path), following
 // links and accepting pipes and devices (`--output-schema <(…)`, /dev/stdin), but at
-// most max bytes: /dev/urandom fails at the cap. A directory is refused.
-func ReadNamed(path string, max int64) ([]byte, error) {
+// most limit bytes: /dev/urandom fails at the cap. A directory is refused.
+func ReadNamed(path string, limit int64) ([]byte, error) {
 	f, err := openNamed(path)
 	if err != nil {
 		return nil, err
@@ -110,10 +110,10 @@ func ReadNamed(path string, max int64) ([]byte, error) {
 	if st.Mode().IsRegular() {
 		size = st.Size()
 	}
-	return readCapped(f, path, size, max, "name a file smaller than "+Size(max))
+	return readCapped(f, path, size, limit, "name a file smaller than "+Size(limit))
 }
 
-// readCapped reads at most max bytes of f; size is what fstat said (-1: unknown). A
+// readCapped reads at most limit bytes of f; size is what fstat said (-1: unknown). A
 // file that grows past the cap while being read is refused too.
 func readCapped(f *os.File, path string, size, limit int64, hint string) ([]byte, error) {
 	if size > limit {
@@ -147,9 +147,9 @@ func readAll(r io.Reader, buf []byte) ([]byte, error) {
 	}
 }
 
-func tooLarge(path string, max int64, hint string) error {
+func tooLarge(path string, limit int64, hint string) error {
 	return &errs.Error{Kind: errs.KindConfig, Err: ErrTooLarge,
-		Msg:  fmt.Sprintf("%s is over the size limit (%s)", show(path), Size(max)),
+		Msg:  fmt.Sprintf("%s is over the size limit (%s)", show(path), Size(limit)),
 		Hint: hint}
 }
 

@@ -2,13 +2,15 @@ package tui
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/lovia-dev/lovia/internal/safefile"
 )
 
 // slashCommand is one /command of the prompt.
@@ -174,13 +176,13 @@ func indexFiles(ctx context.Context, root string) []string {
 }
 
 func readIgnore(file, base string) []ignoreRule {
-	f, err := os.Open(file)
+	// A regular file of at most 1 MiB: a FIFO would block the scan forever.
+	data, err := safefile.ReadBeneath(filepath.Dir(file), file, 1<<20)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
 	var rules []ignoreRule
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), " \r")
 		if line == "" || strings.HasPrefix(line, "#") {
