@@ -32,22 +32,6 @@ func String(s string) string {
 	return string(dst)
 }
 
-// Bytes is String for a byte slice; clean input is returned as is.
-func Bytes(b []byte) []byte {
-	i := cleanPrefix(b)
-	if i == len(b) {
-		return b
-	}
-	var st Stream
-	dst := make([]byte, 0, len(b)+8)
-	dst = append(dst, b[:i]...)
-	dst = appendClean(&st, dst, b[i:])
-	return st.appendEnd(dst)
-}
-
-// Clean reports whether s would be shown unchanged.
-func Clean(s string) bool { return cleanPrefix(s) == len(s) }
-
 // Stream sanitizes text that arrives in pieces (streamed model deltas): a control
 // sequence or a UTF-8 character split across two pieces is still recognised. The
 // concatenation of its outputs followed by End equals String of the whole text. The
@@ -77,12 +61,6 @@ const (
 	maxStr = 4096
 )
 
-// Append appends the sanitized form of p to dst and returns it.
-func (st *Stream) Append(dst, p []byte) []byte { return appendClean(st, dst, p) }
-
-// AppendString is Append for a string.
-func (st *Stream) AppendString(dst []byte, p string) []byte { return appendClean(st, dst, p) }
-
 // String sanitizes the next piece p and returns what to show for it.
 func (st *Stream) String(p string) string {
 	if st.state == ground && st.npend == 0 && !st.lastCR {
@@ -96,9 +74,6 @@ func (st *Stream) String(p string) string {
 // End finishes the text: an unterminated sequence is dropped, an incomplete UTF-8
 // character is escaped. It returns what is left to show and resets the Stream.
 func (st *Stream) End() string { return string(st.appendEnd(nil)) }
-
-// AppendEnd is End appending to dst.
-func (st *Stream) AppendEnd(dst []byte) []byte { return st.appendEnd(dst) }
 
 func (st *Stream) appendEnd(dst []byte) []byte {
 	if st.state == escape {

@@ -42,8 +42,12 @@ func TestString(t *testing.T) {
 			if got := String(c.in); got != c.want {
 				t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
 			}
-			if got := string(Bytes([]byte(c.in))); got != c.want {
-				t.Errorf("Bytes(%q) = %q, want %q", c.in, got, c.want)
+			var w bytes.Buffer
+			sw := NewWriter(&w)
+			sw.Write([]byte(c.in))
+			sw.Flush()
+			if got := w.String(); got != c.want {
+				t.Errorf("Writer(%q) = %q, want %q", c.in, got, c.want)
 			}
 		})
 	}

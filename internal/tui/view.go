@@ -110,10 +110,11 @@ func (m *Model) renderCompletion(w int) []string {
 	}
 	var out []string
 	for i := start; i < len(c.items) && i < start+shown; i++ {
-		item := c.items[i]
+		// File names and skill descriptions come from the repository.
+		item := oneLine(c.items[i])
 		line := "  " + item
 		if i < len(c.help) && c.help[i] != "" {
-			line += "  " + th.Dim.Render(c.help[i])
+			line += "  " + th.Dim.Render(oneLine(c.help[i]))
 		}
 		if i == c.sel {
 			line = th.Selected.Render("▸ "+item) + strings.TrimPrefix(line, "  "+item)
@@ -133,9 +134,10 @@ func (m *Model) renderPicker(w, maxRows int) []string {
 		start = p.sel - rows + 1
 	}
 	for i := start; i < start+rows && i < len(p.labels); i++ {
-		l := "    " + p.labels[i]
+		label := oneLine(p.labels[i])
+		l := "    " + label
 		if i == p.sel {
-			l = th.Selected.Render("  ▸ " + p.labels[i])
+			l = th.Selected.Render("  ▸ " + label)
 		}
 		out = append(out, ansi.Truncate(l, w, "…"))
 	}
