@@ -119,7 +119,9 @@ func TestSandboxV2ProtectedFiles(t *testing.T) {
 	os.MkdirAll(filepath.Join(e.root, ".lovia"), 0o755)
 	write(t, filepath.Join(e.root, ".lovia", "config.yaml"), "workspace:\n  policy: coding\n")
 	write(t, e.root+"/evil", "#!/bin/sh\ntouch /tmp/pwned\n")
-	w := nsWS(t, e, PresetCoding, nil)
+	// Under coding the path policy denies these writes outright; under trusted they
+	// ask, and the approval lets them past the guard to meet the sandbox.
+	w := nsWS(t, e, PresetTrusted, nil)
 	attacks := []string{
 		"sh -c 'echo x > .git/config'",
 		"sh -c 'echo \"[core] fsmonitor = evil\" >> .git/config'",
@@ -177,7 +179,7 @@ func TestSandboxV2ProtectedFiles(t *testing.T) {
 func TestSandboxV2ProtectsNewGitDir(t *testing.T) {
 	needNS(t)
 	e := newTestEnv(t)
-	w := nsWS(t, e, PresetCoding, nil)
+	w := nsWS(t, e, PresetTrusted, nil) // approved past the path policy (see above)
 	res, out := bypass(t, w, "sh -c 'mkdir -p .git/hooks; echo [core] > .git/config'", 0)
 	if res.ExitCode != 0 {
 		t.Fatalf("%+v %q", res, out)
