@@ -550,7 +550,7 @@ func TestGuardTreeProtectedFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.root, ".gitignore"), []byte("secrets/\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	check("rg x", A)         // .env is hidden, secrets/ ignored
+	check("rg x", A)          // .env is hidden, secrets/ ignored
 	check("rg --hidden x", D) // .env
 	check("rg --no-ignore x", D)
 	check("grep -r x .", D)

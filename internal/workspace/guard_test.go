@@ -46,8 +46,8 @@ var commandCases = []struct {
 	{"find / -delete", D, D}, // deletes the credential stores too
 	{"find . -name '*.go'", A, A},
 	{"find . -name '*.tmp' -delete", D, D}, // may delete .env (denied_paths) and secrets/ (path rule): was ask/allow
-	{`find . -exec rm {} \;`, D, D}, // rm gets .env (denied_paths) too: was ask/allow
-	{"find / -exec cat {} +", D, D}, // reads the credential stores
+	{`find . -exec rm {} \;`, D, D},        // rm gets .env (denied_paths) too: was ask/allow
+	{"find / -exec cat {} +", D, D},        // reads the credential stores
 	{"find src -exec rm -rf /etc \\;", D, Q},
 	{"ls | xargs rm", Q, Q},
 	{"xargs -0 rm -f < list.txt", Q, Q},
