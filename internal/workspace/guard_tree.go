@@ -24,6 +24,11 @@ func (p *Policy) protectedStores() []string {
 			out = append(out, d.pat)
 		}
 	}
+	for _, r := range p.rules {
+		if r.kind == 0 {
+			out = append(out, r.pat) // judged by DecidePath: an allow rule adds nothing
+		}
+	}
 	return out
 }
 
@@ -67,8 +72,14 @@ func (g *guard) claimTree(w word, op Op, st *gstate, what string, follow bool) {
 	if len(stores) > 0 {
 		g.storeClaims(stores, op, fmt.Sprintf("%s %s %ss everything below it", what, w.show(), op))
 	}
-	if g.p.Inside(c.Abs) && !g.treeNames {
-		g.treeMatches(c.Abs, op, fmt.Sprintf("%s %s %ss everything below it", what, w.show(), op))
+	if !g.treeNames {
+		switch {
+		case g.p.Inside(c.Abs):
+			g.treeMatches(c.Abs, op, fmt.Sprintf("%s %s %ss everything below it", what, w.show(), op))
+		case within(c.Abs, g.p.root):
+			// The tree holds the whole workspace (grep -r x ..).
+			g.treeMatches(g.p.root, op, fmt.Sprintf("%s %s %ss everything below it", what, w.show(), op))
+		}
 	}
 }
 
