@@ -521,6 +521,13 @@ func TestGuardGitFileElsewhere(t *testing.T) {
 	if a := p.AnalyzeCommand("git log", ""); a.Decision != Q {
 		t.Errorf("git log with .git -> %s = %s, want ask (%s)", other, a.Decision, a.Explain())
 	}
+	// A worktree (git worktree add) links back: that is the user's own repository.
+	if err := os.WriteFile(filepath.Join(other, "gitdir"), []byte(filepath.Join(e.root, ".git")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if a := p.AnalyzeCommand("git log", ""); a.Decision != A {
+		t.Errorf("git log in a worktree = %s, want allow (%s)", a.Decision, a.Explain())
+	}
 	if err := os.WriteFile(filepath.Join(e.root, ".git"), []byte("gitdir: ../home/.ssh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
