@@ -151,6 +151,9 @@ type guard struct {
 	pathDone  bool
 	// stores are the protected stores' patterns (computed once).
 	stores []string
+	// treeNames: the recursive reader lists names only (rg --files);
+	// treeNoHidden: it skips hidden files (rg without --hidden).
+	treeNames, treeNoHidden, treeGitignore bool
 }
 
 func mayDotglob(s string) bool {

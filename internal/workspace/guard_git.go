@@ -214,7 +214,12 @@ func gitConfigRisk(dir string) (risk, elsewhere string) {
 				if !filepath.IsAbs(gd) {
 					gd = filepath.Join(d, gd)
 				}
-				elsewhere = gd
+				// A worktree made by git worktree add links back to this .git file;
+				// anything else is a repository the workspace merely points at.
+				back, err := os.ReadFile(filepath.Join(gd, "gitdir"))
+				if err != nil || filepath.Clean(strings.TrimSpace(string(back))) != filepath.Join(d, ".git") {
+					elsewhere = gd
+				}
 				if c, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
 					cd := strings.TrimSpace(string(c))
 					if !filepath.IsAbs(cd) {

@@ -311,6 +311,12 @@ func (g *guard) safeUse(name string, sc *safeCmd, ws []word, st *gstate) (use, s
 			g.claim(word{dyn: true, src: "the files listed on standard input"}, OpRead, st, name)
 		}
 	}
+	if name == "rg" {
+		g.treeNames = p.hasName("--files") || p.hasName("--type-list")
+		g.treeNoHidden = !p.hasName("--hidden") && !p.hasName("-.") && !p.hasName("-u") && !p.hasName("--unrestricted")
+		g.treeGitignore = g.treeNoHidden && !p.hasName("--no-ignore") && !p.hasName("--no-ignore-vcs")
+		defer func() { g.treeNames, g.treeNoHidden, g.treeGitignore = false, false, false }()
+	}
 	switch sc.ops {
 	case opsRead, opsPattern:
 		for _, w := range operands {

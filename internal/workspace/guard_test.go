@@ -45,9 +45,9 @@ var commandCases = []struct {
 	{"bash -lc 'echo x > /etc/x'", D, Q},
 	{"find / -delete", D, D}, // deletes the credential stores too
 	{"find . -name '*.go'", A, A},
-	{"find . -name '*.tmp' -delete", Q, A},
-	{`find . -exec rm {} \;`, Q, Q}, // find hands symbolic links to the command; without -type f it asks (was A)
-	{"find / -exec cat {} +", D, D}, // reads the credential stores
+	{"find . -name '*.tmp' -delete", D, D}, // may delete .env (denied_paths) and secrets/ (path rule): was ask/allow
+	{`find . -exec rm {} \;`, D, D},        // rm gets .env (denied_paths) too: was ask/allow
+	{"find / -exec cat {} +", D, D},        // reads the credential stores
 	{"find src -exec rm -rf /etc \\;", D, Q},
 	{"ls | xargs rm", Q, Q},
 	{"xargs -0 rm -f < list.txt", Q, Q},
@@ -149,9 +149,11 @@ var commandCases = []struct {
 	{"truncate -s 0 /etc/x", D, Q},
 	{"shred ~/.ssh/id_rsa", D, D},
 	{"grep -r password ~/.ssh", D, D},
-	{"grep -r TODO .", A, A},
+	{"grep -r TODO .", D, D}, // reads .env (denied_paths) and secrets/ (path rule): was allow
+	{"grep -r TODO src", A, A},
 	{"cat secrets/a.pem", D, D},
-	{"rg --pre ./evil foo", Q, A},
+	{"rg --pre ./evil foo", D, D}, // rg reads secrets/ (path rule): was ask/allow
+	{"rg --pre ./evil foo src", Q, A},
 	{"rg foo /", D, D}, // rg recurses into the credential stores
 	{"head -n 5 /etc/hosts", Q, A},
 	{"wc -l src/*.go", A, A},

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -21,6 +22,11 @@ func (p *Policy) protectedStores() []string {
 	for _, d := range p.denied {
 		if d.kind == 0 {
 			out = append(out, d.pat)
+		}
+	}
+	for _, r := range p.rules {
+		if r.kind == 0 {
+			out = append(out, r.pat) // judged by DecidePath: an allow rule adds nothing
 		}
 	}
 	return out
@@ -65,6 +71,124 @@ func (g *guard) claimTree(w word, op Op, st *gstate, what string, follow bool) {
 	}
 	if len(stores) > 0 {
 		g.storeClaims(stores, op, fmt.Sprintf("%s %s %ss everything below it", what, w.show(), op))
+	}
+	if !g.treeNames {
+		switch {
+		case g.p.Inside(c.Abs):
+			g.treeMatches(c.Abs, op, fmt.Sprintf("%s %s %ss everything below it", what, w.show(), op))
+		case within(c.Abs, g.p.root):
+			// The tree holds the whole workspace (grep -r x ..).
+			g.treeMatches(g.p.root, op, fmt.Sprintf("%s %s %ss everything below it", what, w.show(), op))
+		}
+	}
+}
+
+// treeBudget bounds the directory entries looked at for one recursive claim.
+const treeBudget = 3000
+
+// relPatterns are the root-relative and bare patterns (denied_paths, path rules)
+// that can restrict op: a recursive read inside the root reaches the files they
+// name (grep -r reads .env when denied_paths has .env*).
+func (p *Policy) relPatterns(op Op) []pathPattern {
+	var out []pathPattern
+	for _, d := range p.denied {
+		if d.kind != 0 {
+			out = append(out, d)
+		}
+	}
+	for _, r := range p.rules {
+		d := r.read
+		if op == OpWrite {
+			d = r.write
+		}
+		if d != nil && *d != Allow && r.kind != 0 {
+			out = append(out, r.pathPattern)
+		}
+	}
+	return out
+}
+
+// treeMatches looks below dir (inside the root) for files the policy does not allow
+// for op; a tree too large to look through asks.
+func (g *guard) treeMatches(dir string, op Op, how string) {
+	pats := g.p.relPatterns(op)
+	if len(pats) == 0 {
+		return
+	}
+	budget := treeBudget
+	var found []string
+	// rg skips what .gitignore names, inside a git repository.
+	var chain ignoreChain
+	useIgnores := false
+	if g.treeGitignore {
+		if _, err := os.Stat(g.p.root + "/.git"); err == nil {
+			useIgnores = true
+			chain = rootIgnores(g.p.root)
+			rel, _ := relInside(g.p.root, dir)
+			if rel != "." {
+				parts := strings.Split(rel, "/")
+				for k := range parts {
+					r := strings.Join(parts[:k+1], "/")
+					chain = chain.with(g.p.root+"/"+r, r)
+				}
+			}
+		}
+	}
+	var walk func(d string, chain ignoreChain) bool
+	walk = func(d string, chain ignoreChain) bool {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			return true
+		}
+		for _, e := range ents {
+			if budget--; budget < 0 {
+				return false
+			}
+			if e.Name() == ".git" || e.Type()&os.ModeSymlink != 0 {
+				continue // recursive readers do not follow links they meet
+			}
+			if g.treeNoHidden && strings.HasPrefix(e.Name(), ".") {
+				continue // rg skips hidden files unless told otherwise
+			}
+			abs := d + "/" + e.Name()
+			if useIgnores {
+				if rel, ok := relInside(g.p.root, abs); ok && chain.ignored(rel, e.IsDir()) {
+					continue
+				}
+			}
+			for _, pp := range pats {
+				if pp.match(abs, g.p.root) {
+					found = append(found, abs)
+					break
+				}
+			}
+			if len(found) > 0 {
+				return true
+			}
+			if e.IsDir() {
+				sub := chain
+				if useIgnores {
+					rel, _ := relInside(g.p.root, abs)
+					sub = chain.with(abs, rel)
+				}
+				if !walk(abs, sub) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if !walk(dir, chain) {
+		g.a.reason(Ask, fmt.Sprintf("%s; it is too large to check for files denied_paths or path_rules protect", how))
+		return
+	}
+	for _, f := range found {
+		d, why := g.p.DecidePath(f, op)
+		if d == Allow {
+			continue
+		}
+		g.a.Claims = append(g.a.Claims, Claim{Path: f, Abs: f, Op: op, Verdict: d, Why: why})
+		g.a.reason(d, fmt.Sprintf("%s, including %s: %s", how, f, why))
 	}
 }
 
