@@ -92,7 +92,7 @@ var safeCommandTable = map[string][]safeCase{
 		{"[ a = b ]", A, nil},
 	},
 	"stat": {
-		{"stat src/main.go", A, nil}, {"stat src/main.go --format=../../../etc/passwd", Q, nil},
+		{"stat src/main.go", A, nil}, {"stat src/main.go --format=../../../etc/passwd", D, nil},
 		{"POSIXLY_CORRECT=1 stat src/main.go", Q, nil}, {"cat src/main.go -n", A, nil}, {"stat -c %s src/main.go", A, nil}, {"stat --format=%n src/main.go", A, nil},
 		{"stat /etc/hosts", Q, nil}, {"stat --printf='%s' ~/.ssh/id_rsa", D, nil}, {"stat -Z x", Q, nil},
 	},
