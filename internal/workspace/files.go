@@ -307,7 +307,7 @@ func (w *Workspace) listFiles(opts ListOptions, g gate) (string, error) {
 			more = true
 			return false
 		}
-		name := e.rel
+		name := showRel(e.rel)
 		if e.isDir {
 			name += "/"
 		}

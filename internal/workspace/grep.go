@@ -193,7 +193,7 @@ func (w *Workspace) grepFiles(ctx context.Context, opts GrepOptions, g gate) (st
 			if n >= max {
 				break
 			}
-			line := fmt.Sprintf("%s:%d:%s\n", h.rel, l.n, l.text)
+			line := fmt.Sprintf("%s:%d:%s\n", showRel(h.rel), l.n, l.text)
 			if b.Len()+len(line) > MaxShellOutput {
 				capped = true
 				break

@@ -367,6 +367,7 @@ func (w *Workspace) checkPath(path string, op Op, g gate) (string, Decision, err
 	if strings.TrimSpace(path) == "" {
 		return "", Deny, fmt.Errorf("empty path")
 	}
+	path = unquoteName(path) // a name as list_files/grep_files showed it
 	abs, d, why := w.policy.Judge(path, "", op)
 	if d == Deny || d == Ask && !g(abs, why) {
 		return abs, d, &PathError{Path: path, Abs: abs, Op: op, Decision: d, Reason: why, hint: w.policy.AllowHint(op, abs)}

@@ -1,0 +1,56 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestControlCharacterNames: list_files and grep_files show names with control
+// characters or bytes that are not UTF-8 quoted (no raw escape reaches the model or
+// the terminal), and the model reads such a file back by the name it was shown.
+func TestControlCharacterNames(t *testing.T) {
+	e := newEnv(t)
+	evil := "title\x1b]0;pwned\x07.txt"
+	latin := "caf\xe9.txt"
+	for name, body := range map[string]string{evil: "evil-body\n", latin: "latin-body\n"} {
+		if err := os.WriteFile(filepath.Join(e.dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := func(v map[string]string) string { b, _ := json.Marshal(v); return string(b) }
+	script := "turns:\n  - tool_calls:\n" +
+		"      - {name: list_files, args: " + args(map[string]string{"path": "."}) + "}\n" +
+		"      - {name: grep_files, args: " + args(map[string]string{"pattern": "-body"}) + "}\n" +
+		"      - {name: read_file, args: " + args(map[string]string{"path": strconv.Quote(evil)}) + "}\n" +
+		"      - {name: read_file, args: " + args(map[string]string{"path": strconv.Quote(latin)}) + "}\n" +
+		"  - text: done\n"
+	e.write("s.yaml", script)
+	r := e.run(nil, "run", "-m", "script:s.yaml", "--output", "stream-json", "go")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var outputs []string
+	for _, line := range strings.Split(r.stdout, "\n") {
+		var ev map[string]any
+		if json.Unmarshal([]byte(line), &ev) != nil || ev["type"] != "tool_call_completed" {
+			continue
+		}
+		out, _ := ev["output"].(string)
+		outputs = append(outputs, out)
+	}
+	if len(outputs) != 4 {
+		t.Fatalf("%d tool results\n%s", len(outputs), r.stdout)
+	}
+	for _, out := range outputs[:2] {
+		if strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, strconv.Quote(evil)) || !strings.Contains(out, strconv.Quote(latin)) {
+			t.Errorf("listing does not quote the names: %q", out)
+		}
+	}
+	if !strings.Contains(outputs[2], "evil-body") || !strings.Contains(outputs[3], "latin-body") {
+		t.Errorf("reading back by the listed name failed: %q / %q", outputs[2], outputs[3])
+	}
+}
