@@ -240,14 +240,18 @@ func Load(opts Options) (*Config, error) {
 	}
 	projectSeen := false
 	for _, l := range layers {
-		// A config file must be a regular file inside its directory (the user's config
-		// dir; the project directory holding .lovia), at most 1 MiB: refusing it stops
-		// the command, since ignoring it could drop settings that tighten the policy.
-		within := c.UserDir
+		// A project config file must be a regular file inside the project directory
+		// holding .lovia, and any config file at most 1 MiB: refusing it stops the
+		// command, since ignoring it could drop settings that tighten the policy.
+		// The user's own file may be a link (a dotfiles repository): the user is
+		// trusted, so only the size cap applies to it.
+		var data []byte
+		var err error
 		if l.layer == LayerProject {
-			within = filepath.Dir(filepath.Dir(l.path))
+			data, err = safefile.ReadBeneath(filepath.Dir(filepath.Dir(l.path)), l.path, safefile.MaxConfig)
+		} else {
+			data, err = safefile.ReadNamed(l.path, safefile.MaxConfig)
 		}
-		data, err := safefile.ReadBeneath(within, l.path, safefile.MaxConfig)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

@@ -281,3 +281,29 @@ func TestSandboxOverride(t *testing.T) {
 		t.Fatalf("bad mode: %v", err)
 	}
 }
+
+// The user's own config may live in a dotfiles repository behind a link (the user is
+// trusted); a project's may not lead out of the project.
+func TestUserConfigMayBeALink(t *testing.T) {
+	f := newFixture(t)
+	dot := f.write(t, filepath.Join(f.home, "dotfiles", "lovia.yaml"), "max_turns: 7\n")
+	if err := os.MkdirAll(filepath.Join(f.xdg, "lovia"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dot, filepath.Join(f.xdg, "lovia", "config.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	c, err := f.load(t)
+	if err != nil || c.MaxTurns != 7 {
+		t.Fatalf("linked user config: %v %+v", err, c)
+	}
+	if err := os.MkdirAll(filepath.Join(f.repo, ".lovia"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dot, filepath.Join(f.repo, ".lovia", "config.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.load(t); err == nil {
+		t.Fatal("a project config linking out of the project was read")
+	}
+}
