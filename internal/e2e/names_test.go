@@ -54,3 +54,25 @@ func TestControlCharacterNames(t *testing.T) {
 		t.Errorf("reading back by the listed name failed: %q / %q", outputs[2], outputs[3])
 	}
 }
+
+// TestMCPCallTimeout: an MCP tool that never answers is cut off at the server's
+// call_timeout; the model gets an error result naming the setting and the run goes on.
+func TestMCPCallTimeout(t *testing.T) {
+	e := newEnv(t)
+	e.userConfig("mcp:\n  servers:\n    ts:\n      command: " + mcpTestServer(t) + "\n      call_timeout: 500ms\n")
+	e.write("script.yaml", "turns:\n  - tool_calls: [{name: ts__slow, args: {ms: 600000}}]\n  - text: done\n")
+	r := e.run(nil, "run", "-m", "script:script.yaml", "--output", "stream-json", "--approve", "all", "go")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var out string
+	for _, line := range strings.Split(r.stdout, "\n") {
+		var ev struct{ Type, Name, Output string }
+		if json.Unmarshal([]byte(line), &ev) == nil && (ev.Type == "tool_call_completed" || ev.Type == "tool_call_failed") && ev.Name == "ts__slow" {
+			out = ev.Output
+		}
+	}
+	if !strings.Contains(out, "did not answer") || !strings.Contains(out, "call_timeout") {
+		t.Fatalf("slow call result %q\n%s", out, r.stdout)
+	}
+}
