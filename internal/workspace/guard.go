@@ -348,6 +348,11 @@ func (g *guard) command(c syntax.Command, st *gstate, depth int) {
 	case *syntax.FuncDecl:
 		if c.Name != nil {
 			st.funcs[c.Name.Value] = true
+			if callsItself(c) {
+				// The embedded shell runs functions as goroutines in lovia itself, out of
+				// the sandbox's process limit: `:(){ :|:& };:` would exhaust lovia.
+				g.a.reason(Ask, fmt.Sprintf("the function %s calls itself, which can multiply without bound in lovia's own shell", c.Name.Value))
+			}
 		}
 		// The body runs with unknown arguments: its claims on "$1" are dynamic.
 		g.stmt(c.Body, st.copy(), depth)
@@ -599,4 +604,24 @@ func isStream(p string) bool {
 		return true
 	}
 	return false
+}
+
+// callsItself reports whether a function's body calls the function (directly, by a
+// literal name), the shape of a shell fork bomb.
+func callsItself(fd *syntax.FuncDecl) bool {
+	name := fd.Name.Value
+	found := false
+	syntax.Walk(fd.Body, func(n syntax.Node) bool {
+		if found {
+			return false
+		}
+		if ce, ok := n.(*syntax.CallExpr); ok && len(ce.Args) > 0 {
+			if lit := ce.Args[0].Lit(); lit == name {
+				found = true
+				return false
+			}
+		}
+		return true
+	})
+	return found
 }

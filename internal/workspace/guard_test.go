@@ -267,3 +267,17 @@ func TestGuardAdversarial(t *testing.T) {
 		}
 	}
 }
+
+// A shell function that calls itself is a fork bomb in lovia's own shell: it asks,
+// and if approved anyway the shell stops it at maxShellTasks.
+func TestShellFunctionBomb(t *testing.T) {
+	p := newTestEnv(t).policy(t, PresetCoding)
+	for _, cmd := range []string{":(){ :|:& };:", "f() { f & f; }; f", "bomb() { echo x | bomb; }"} {
+		if a := p.AnalyzeCommand(cmd, ""); a.Decision == Allow {
+			t.Errorf("%q allowed without asking: %s", cmd, a.Explain())
+		}
+	}
+	if a := p.AnalyzeCommand("f() { echo hi; }; f; f", ""); a.Decision != Allow {
+		t.Errorf("an ordinary function asks: %s", a.Explain())
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -385,7 +386,15 @@ func (s *Workspace) RunShell(ctx context.Context, req ShellRequest) ShellResult 
 // redirects (open handler) or run commands (exec handler). The interpreter opens a
 // sourced file through the open handler, which judges and opens it like any
 // redirect; a denial is reported here already, with the builtin's name.
+// maxShellTasks bounds the goroutines the embedded shell may have alive: its
+// functions, subshells and pipelines run inside lovia, outside the sandbox's process
+// limit, so a shell function bomb would otherwise exhaust lovia itself.
+const maxShellTasks = 4000
+
 func (r *shellRun) call(ctx context.Context, args []string) ([]string, error) {
+	if runtime.NumGoroutine() > maxShellTasks {
+		return nil, r.deny(&DeniedError{What: "the command", Reason: fmt.Sprintf("it started more than %d concurrent shell tasks (functions, pipelines, background jobs) inside lovia, like a fork bomb; it was stopped", maxShellTasks)})
+	}
 	if (args[0] == "source" || args[0] == ".") && len(args) > 1 {
 		hc := interp.HandlerCtx(ctx)
 		_, d, why := r.s.policy.Judge(args[1], hc.Dir, OpRead)

@@ -378,3 +378,17 @@ func TestSandboxExecServer(t *testing.T) {
 	}
 	w.Close()
 }
+
+// An approved shell function bomb is stopped inside lovia's shell (its tasks are
+// goroutines, out of the sandbox's process limit) and lovia carries on.
+func TestShellFunctionBombStopped(t *testing.T) {
+	e := newTestEnv(t)
+	w := newWS(t, e, PresetCoding, SandboxOff)
+	res, _ := run(t, w, ShellRequest{Command: ":(){ :|:& :|:; };:", Approved: true, Timeout: 60 * time.Second})
+	if res.Denied == nil || !strings.Contains(res.Denied.Error(), "concurrent shell tasks") {
+		t.Fatalf("bomb result %+v", res)
+	}
+	if res, out := run(t, w, ShellRequest{Command: "echo alive", Approved: true}); res.ExitCode != 0 || out != "alive\n" {
+		t.Fatalf("after the bomb: %+v %q", res, out)
+	}
+}
