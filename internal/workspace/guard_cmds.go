@@ -226,13 +226,7 @@ func (p *Policy) decideConfigured(argv []string) (Decision, string, bool) {
 		if len(r.words) > len(argv) || len(r.words) < bestLen {
 			continue
 		}
-		ok := true
-		for i, w := range r.words {
-			if argv[i] != w && !(i == 0 && filepath.Base(argv[0]) == w) {
-				ok = false
-				break
-			}
-		}
+		ok := r.matches(argv)
 		if ok && (len(r.words) > bestLen || r.decision > best) {
 			best, bestLen = r.decision, len(r.words)
 			why = fmt.Sprintf("%s rule %q says %s", r.source, strings.Join(r.words, " "), r.decision)

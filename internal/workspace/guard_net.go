@@ -166,13 +166,7 @@ func (p *Policy) allowRuleLen(argv []string) int {
 			if r.decision != Allow || len(r.words) > len(argv) || len(r.words) <= best {
 				continue
 			}
-			ok := true
-			for i, w := range r.words {
-				if argv[i] != w && !(i == 0 && filepath.Base(argv[0]) == w) {
-					ok = false
-					break
-				}
-			}
+			ok := r.matches(argv)
 			if ok {
 				best = len(r.words)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path"
 	"sort"
@@ -244,18 +243,7 @@ func (p *MCPPolicy) Grant(a *event.Approval) {
 // TMPDIR, SHELL, TZ), never workspace.inherit_env or provider keys, then extra
 // ("NAME=value", later wins) on top.
 func MinimalEnv(extra ...string) []string {
-	m := map[string]string{}
-	for _, k := range envKeep {
-		if v, ok := os.LookupEnv(k); ok {
-			m[k] = v
-		}
-	}
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "LC_") {
-			k, v, _ := strings.Cut(kv, "=")
-			m[k] = v
-		}
-	}
+	m := keptEnv()
 	if _, ok := m["PATH"]; !ok {
 		m["PATH"] = "/usr/local/bin:/usr/bin:/bin"
 	}

@@ -576,13 +576,7 @@ func (p *Policy) decideArgv(argv []string) (Decision, string, bool) {
 			if len(r.words) > len(argv) || len(r.words) < bestLen {
 				continue
 			}
-			ok := true
-			for i, w := range r.words {
-				if argv[i] != w && !(i == 0 && filepath.Base(argv[0]) == w) {
-					ok = false
-					break
-				}
-			}
+			ok := r.matches(argv)
 			if !ok {
 				continue
 			}
@@ -650,4 +644,15 @@ func (p *Policy) GrantPath(abs string, op Op) {
 	} else {
 		p.sessionReadable = append(p.sessionReadable, abs)
 	}
+}
+
+// matches reports whether the rule's words are a prefix of argv (the program may be
+// named by its path: /usr/bin/git matches "git"). The caller checks the length.
+func (r compiledCmdRule) matches(argv []string) bool {
+	for i, w := range r.words {
+		if argv[i] != w && !(i == 0 && filepath.Base(argv[0]) == w) {
+			return false
+		}
+	}
+	return true
 }

@@ -222,6 +222,23 @@ func secretEnv(k string) bool {
 	return strings.Contains(u, "SECRET") || strings.HasPrefix(u, "LOVIA_") && strings.Contains(u, "KEY") || u == "APIKEY" || u == "API_KEY"
 }
 
+// keptEnv is the allow-list part of lovia's environment: envKeep and LC_*.
+func keptEnv() map[string]string {
+	m := map[string]string{}
+	for _, k := range envKeep {
+		if v, ok := os.LookupEnv(k); ok {
+			m[k] = v
+		}
+	}
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "LC_") {
+			k, v, _ := strings.Cut(kv, "=")
+			m[k] = v
+		}
+	}
+	return m
+}
+
 func buildEnv(cfg Config) ([]string, map[string]string) {
 	m := map[string]string{}
 	if cfg.InheritEnv {
@@ -231,17 +248,7 @@ func buildEnv(cfg Config) ([]string, map[string]string) {
 			}
 		}
 	} else {
-		for _, k := range envKeep {
-			if v, ok := os.LookupEnv(k); ok {
-				m[k] = v
-			}
-		}
-		for _, kv := range os.Environ() {
-			if strings.HasPrefix(kv, "LC_") {
-				k, v, _ := strings.Cut(kv, "=")
-				m[k] = v
-			}
-		}
+		m = keptEnv()
 	}
 	if _, ok := m["PATH"]; !ok {
 		m["PATH"] = "/usr/local/bin:/usr/bin:/bin"

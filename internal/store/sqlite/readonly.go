@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -24,14 +23,10 @@ const readerBusyTimeout = 2 * time.Second
 // this lovia is opened read-write once to migrate it (when that is impossible the
 // error says so).
 func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
-	if path == "" {
-		return nil, errs.New(errs.KindStore, "no database path given", "pass --db PATH or set LOVIA_HOME")
-	}
-	abs, err := filepath.Abs(path)
+	path, err := dbPath(path)
 	if err != nil {
-		return nil, errs.Wrap(errs.KindStore, err, "database path "+path, "pass an absolute path with --db")
+		return nil, err
 	}
-	path = abs
 	if st, err := os.Stat(path); errors.Is(err, os.ErrNotExist) || err == nil && st.Size() == 0 {
 		return emptyDB(ctx, path)
 	}

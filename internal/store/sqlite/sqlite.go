@@ -63,20 +63,28 @@ func DefaultPath(getenv func(string) string) string {
 	return filepath.Join(home, ".local", "share", "lovia", "lovia.db")
 }
 
+// dbPath is path made absolute, or the error for a missing one.
+func dbPath(path string) (string, error) {
+	if path == "" {
+		return "", errs.New(errs.KindStore, "no database path given", "pass --db PATH or set LOVIA_HOME")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", errs.Wrap(errs.KindStore, err, "database path "+path, "pass an absolute path with --db")
+	}
+	return abs, nil
+}
+
 // Open opens (creating on first use, with its parent directories) the database at
 // path and migrates it to the current schema. A file that is not a lovia database —
 // not SQLite, damaged, another program's SQLite database, or written by a newer
 // lovia — is refused with an errs.KindStore error naming the path and the fix; it is
 // never modified.
 func Open(ctx context.Context, path string) (*DB, error) {
-	if path == "" {
-		return nil, errs.New(errs.KindStore, "no database path given", "pass --db PATH or set LOVIA_HOME")
-	}
-	abs, err := filepath.Abs(path)
+	path, err := dbPath(path)
 	if err != nil {
-		return nil, errs.Wrap(errs.KindStore, err, "database path "+path, "pass an absolute path with --db")
+		return nil, err
 	}
-	path = abs
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, errs.Wrap(errs.KindStore, err, "create database directory "+filepath.Dir(path),
 			"check the directory's permissions, or choose another location with --db or LOVIA_HOME")
