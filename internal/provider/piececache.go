@@ -1,0 +1,214 @@
+package provider
+
+import (
+	"bytes"
+	"sync"
+
+	"github.com/lovia-dev/lovia/internal/transcript"
+)
+
+// PieceCache lets an adapter pair and encode each entry of a conversation once and
+// reuse the result on later requests. A run's views extend one another (the
+// prefix is stable by design), so re-pairing and re-encoding the whole history
+// every turn made a turn's cost grow with the run's length; with the cache a turn
+// pairs and encodes only what is new, and copies the rest.
+//
+// The cache keeps the previous request's entries (deep copies, so a caller
+// reusing its buffers cannot make a stale piece look current), their PairedView
+// and the pieces encoded from it. Nothing is trusted from Request.StablePrefix:
+// the new entries are compared with the kept ones field by field. One adapter
+// value may serve several conversations (a summarizer sharing it): the cache is
+// then less useful, never wrong.
+type PieceCache struct {
+	mu   sync.Mutex
+	raw  []transcript.Entry // previous request's entries (copies)
+	view []transcript.Entry // PairedView(raw)
+	// cuts are the points where PairedView(raw) = PairedView(raw[:k]) ++
+	// PairedView(raw[k:]) whatever follows: every call before k answered after it
+	// and before k, no assistant turn open at k.
+	cuts []cut
+	// resultIDs are the call ids of the tool results in raw[:cuts[len-1].raw].
+	resultIDs map[string]struct{}
+	pieces    []Piece
+}
+
+type cut struct{ raw, view int }
+
+// Piece is one encoded part of a request (usually one message) made from
+// view[Start:End]; Flags are the other inputs its encoding depended on.
+type Piece struct {
+	Start, End int
+	Flags      uint64
+	JSON       []byte
+}
+
+// PieceBuilder is one request's use of a PieceCache (Begin ... Done).
+type PieceBuilder struct {
+	c      *PieceCache
+	common int // leading view entries unchanged since the previous request
+	old    []Piece
+	hits   int
+	miss   bool
+	ok     bool
+}
+
+// Begin pairs entries (as PairedView does) for a new request and locks the cache
+// until Done. The view it returns belongs to the cache: use it only until Done.
+func (c *PieceCache) Begin(entries []transcript.Entry) (*PieceBuilder, []transcript.Entry) {
+	c.mu.Lock()
+	m := 0
+	for m < len(entries) && m < len(c.raw) && EqualEntries(&entries[m], &c.raw[m]) {
+		m++
+	}
+	c.raw = c.raw[:m]
+	for i := m; i < len(entries); i++ {
+		c.raw = append(c.raw, cloneEntry(entries[i]))
+	}
+	// The last cut the unchanged entries still cover.
+	n := len(c.cuts)
+	for n > 0 && c.cuts[n-1].raw > m {
+		n--
+	}
+	if n < len(c.cuts) {
+		c.cuts = c.cuts[:n]
+		c.resultIDs = resultIDs(c.raw[:c.lastCut().raw])
+	}
+	if c.resultIDs == nil {
+		c.resultIDs = map[string]struct{}{}
+	}
+	k := c.lastCut()
+	// A call after the cut reusing the id of a result before it pairs differently
+	// in the whole view: then pair everything again.
+	for i := k.raw; i < len(c.raw); i++ {
+		if c.raw[i].Type == transcript.TypeToolCall {
+			if _, dup := c.resultIDs[c.raw[i].CallID]; dup {
+				c.cuts, c.resultIDs, k = nil, map[string]struct{}{}, cut{}
+				break
+			}
+		}
+	}
+	c.view = c.view[:k.view]
+	sv, orig := PairedView(c.raw[k.raw:])
+	c.view = append(c.view, sv...)
+	// New cuts inside the part just paired.
+	// A cut follows the entries of the view emitted so far when they are exactly
+	// the entries before it, every call among them is answered among them (the
+	// view holds a paired result for each; orphan results become input), and no
+	// assistant turn is open.
+	emitted, maxOrig, open := 0, -1, 0
+	for q, o := range orig {
+		if o < 0 {
+			break // a synthetic result: that call may still be answered later
+		}
+		emitted++
+		maxOrig = max(maxOrig, o)
+		switch sv[q].Type {
+		case transcript.TypeToolCall:
+			open++
+		case transcript.TypeToolResult:
+			open--
+		}
+		if open == 0 && emitted == maxOrig+1 && !isAssistantSide(c.raw[k.raw+maxOrig].Type) {
+			end := k.raw + maxOrig + 1
+			for i := c.lastCut().raw; i < end; i++ {
+				if c.raw[i].Type == transcript.TypeToolResult {
+					c.resultIDs[c.raw[i].CallID] = struct{}{}
+				}
+			}
+			c.cuts = append(c.cuts, cut{raw: end, view: k.view + q + 1})
+		}
+	}
+	b := &PieceBuilder{c: c, common: k.view, old: c.pieces}
+	return b, c.view
+}
+
+func (c *PieceCache) lastCut() cut {
+	if len(c.cuts) == 0 {
+		return cut{}
+	}
+	return c.cuts[len(c.cuts)-1]
+}
+
+func resultIDs(entries []transcript.Entry) map[string]struct{} {
+	ids := map[string]struct{}{}
+	for i := range entries {
+		if entries[i].Type == transcript.TypeToolResult {
+			ids[entries[i].CallID] = struct{}{}
+		}
+	}
+	return ids
+}
+
+// Get returns the bytes encoded earlier for view[start:end] with flags, if they
+// are still valid. Calls must come in increasing start order, each followed by
+// Put when it misses.
+func (b *PieceBuilder) Get(start, end int, flags uint64) ([]byte, bool) {
+	if b.miss || end > b.common || b.hits >= len(b.old) {
+		b.miss = true
+		return nil, false
+	}
+	p := b.old[b.hits]
+	if p.Start != start || p.End != end || p.Flags != flags {
+		b.miss = true
+		return nil, false
+	}
+	b.hits++
+	return p.JSON, true
+}
+
+// Put records the bytes encoded for view[start:end] with flags.
+func (b *PieceBuilder) Put(start, end int, flags uint64, js []byte) {
+	if !b.miss {
+		b.miss = true
+	}
+	if b.hits < len(b.old) {
+		b.old = b.old[:b.hits] // the rest is stale; appending reuses the array
+	}
+	b.old = append(b.old, Piece{Start: start, End: end, Flags: flags, JSON: js})
+	b.hits = len(b.old)
+}
+
+// Pieces are this request's pieces so far, in order.
+func (b *PieceBuilder) Pieces() []Piece { return b.old[:b.hits] }
+
+// OK marks the request as encoded; without it Done empties the cache.
+func (b *PieceBuilder) OK() { b.ok = true }
+
+// Done keeps this request's pieces for the next one and unlocks the cache.
+func (b *PieceBuilder) Done() {
+	c := b.c
+	defer c.mu.Unlock()
+	if !b.ok {
+		c.raw, c.view, c.cuts, c.resultIDs, c.pieces = nil, nil, nil, nil, nil
+		return
+	}
+	c.pieces = b.old[:b.hits]
+}
+
+// cloneEntry copies everything of e a caller could later change in place.
+func cloneEntry(e transcript.Entry) transcript.Entry {
+	e = e.Clone()
+	for i := range e.Attachments {
+		e.Attachments[i].Data = bytes.Clone(e.Attachments[i].Data)
+	}
+	return e
+}
+
+// EqualEntries reports whether a and b are the same entry in every field (an
+// empty and a nil Args or Data are the same: they encode alike).
+func EqualEntries(a, b *transcript.Entry) bool {
+	if a.Type != b.Type || a.RunID != b.RunID || a.Agent != b.Agent || a.Role != b.Role || a.Text != b.Text ||
+		a.Signature != b.Signature || a.Encrypted != b.Encrypted || a.ProviderID != b.ProviderID ||
+		a.Provider != b.Provider || a.CallID != b.CallID || a.Name != b.Name || !bytes.Equal(a.Args, b.Args) ||
+		a.IsError != b.IsError || a.Truncated != b.Truncated || a.Synthetic != b.Synthetic ||
+		len(a.Attachments) != len(b.Attachments) {
+		return false
+	}
+	for i := range a.Attachments {
+		x, y := &a.Attachments[i], &b.Attachments[i]
+		if x.MIME != y.MIME || x.Name != y.Name || x.URI != y.URI || !bytes.Equal(x.Data, y.Data) {
+			return false
+		}
+	}
+	return true
+}
