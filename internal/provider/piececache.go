@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"sync"
+	"unsafe"
 
 	"github.com/lovia-dev/lovia/internal/transcript"
 )
@@ -197,6 +198,10 @@ func cloneEntry(e transcript.Entry) transcript.Entry {
 // EqualEntries reports whether a and b are the same entry in every field (an
 // empty and a nil Args or Data are the same: they encode alike).
 func EqualEntries(a, b *transcript.Entry) bool {
+	if sameText(a, b) && a.IsError == b.IsError && a.Truncated == b.Truncated && a.Synthetic == b.Synthetic &&
+		len(a.Attachments) == 0 && len(b.Attachments) == 0 && bytes.Equal(a.Args, b.Args) {
+		return true
+	}
 	if a.Type != b.Type || a.RunID != b.RunID || a.Agent != b.Agent || a.Role != b.Role || a.Text != b.Text ||
 		a.Signature != b.Signature || a.Encrypted != b.Encrypted || a.ProviderID != b.ProviderID ||
 		a.Provider != b.Provider || a.CallID != b.CallID || a.Name != b.Name || !bytes.Equal(a.Args, b.Args) ||
@@ -211,4 +216,17 @@ func EqualEntries(a, b *transcript.Entry) bool {
 		}
 	}
 	return true
+}
+
+// sameText reports whether every string field of a and b shares its bytes: the
+// common case (the cache's copies share strings with the transcript they came
+// from), checked without comparing contents. False says nothing.
+func sameText(a, b *transcript.Entry) bool {
+	same := func(x, y string) bool {
+		return len(x) == len(y) && (len(x) == 0 || unsafe.StringData(x) == unsafe.StringData(y))
+	}
+	return same(string(a.Type), string(b.Type)) && same(a.RunID, b.RunID) && same(a.Agent, b.Agent) &&
+		same(a.Role, b.Role) && same(a.Text, b.Text) && same(a.Signature, b.Signature) &&
+		same(a.Encrypted, b.Encrypted) && same(a.ProviderID, b.ProviderID) && same(a.Provider, b.Provider) &&
+		same(a.CallID, b.CallID) && same(a.Name, b.Name)
 }

@@ -120,7 +120,7 @@ func chatMessages(prefix, system string, entries []transcript.Entry) []oa.ChatCo
 	if system != "" {
 		msgs = append(msgs, oa.SystemMessage(system))
 	}
-	for _, sp := range chatSpans(view) {
+	for sp := range chatSpans(view) {
 		if m, ok := chatMessage(prefix, view, sp); ok {
 			msgs = append(msgs, m)
 		}
@@ -144,28 +144,32 @@ func (s chatSpan) flags() uint64 {
 }
 
 // chatSpans splits a paired view into the spans chatMessage encodes.
-func chatSpans(view []transcript.Entry) []chatSpan {
-	lastUser := -1
-	for i := range view {
-		if view[i].Type == transcript.TypeInput {
-			lastUser = i
+func chatSpans(view []transcript.Entry) iter.Seq[chatSpan] {
+	return func(yield func(chatSpan) bool) {
+		lastUser := -1
+		for i := range view {
+			if view[i].Type == transcript.TypeInput {
+				lastUser = i
+			}
+		}
+		for i := 0; i < len(view); {
+			if !isAssistantSide(view[i].Type) {
+				if !yield(chatSpan{start: i, end: i + 1}) {
+					return
+				}
+				i++
+				continue
+			}
+			j := i + 1
+			for j < len(view) && isAssistantSide(view[j].Type) {
+				j++
+			}
+			if !yield(chatSpan{start: i, end: j, replayReasoning: i > lastUser}) {
+				return
+			}
+			i = j
 		}
 	}
-	spans := make([]chatSpan, 0, len(view))
-	for i := 0; i < len(view); {
-		if !isAssistantSide(view[i].Type) {
-			spans = append(spans, chatSpan{start: i, end: i + 1})
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(view) && isAssistantSide(view[j].Type) {
-			j++
-		}
-		spans = append(spans, chatSpan{start: i, end: j, replayReasoning: i > lastUser})
-		i = j
-	}
-	return spans
 }
 
 func isAssistantSide(t transcript.Type) bool {
@@ -224,7 +228,7 @@ func chatMessage(prefix string, view []transcript.Entry, sp chatSpan) (oa.ChatCo
 }
 
 // body is the request's JSON, as the client would encode params(req) with
-// chatMessages as its messages, but with each message encoded once per
+// chatMessages as its messages and "stream" set, but with each message encoded once per
 // conversation (provider.PieceCache): the client's reflective encoding of the
 // whole history on every turn made long runs slow down turn after turn.
 func (c *Chat) body(req provider.Request) ([]byte, error) {
@@ -240,7 +244,7 @@ func (c *Chat) body(req provider.Request) ([]byte, error) {
 	}
 	b, view := c.cache.Begin(req.Entries)
 	defer b.Done()
-	for _, sp := range chatSpans(view) {
+	for sp := range chatSpans(view) {
 		if _, ok := b.Get(sp.start, sp.end, sp.flags()); ok {
 			continue
 		}
@@ -253,12 +257,14 @@ func (c *Chat) body(req provider.Request) ([]byte, error) {
 		b.Put(sp.start, sp.end, sp.flags(), js)
 	}
 	pieces := b.Pieces()
-	size := len(head) + len(sys) + 16
+	size := len(head) + len(sys) + 32
 	for _, p := range pieces {
 		size += len(p.JSON) + 1
 	}
 	out := make([]byte, 0, size)
-	out = append(out, `{"messages":[`...)
+	// "stream" leads: the client sets it (sjson) on the body we hand over, and a
+	// key it finds first costs no scan of the whole history.
+	out = append(out, `{"stream":true,"messages":[`...)
 	out = append(out, sys...)
 	first := len(sys) == 0
 	for _, p := range pieces {
