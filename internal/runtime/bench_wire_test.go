@@ -16,8 +16,8 @@ import (
 	"github.com/lovia-dev/lovia/internal/plugin"
 	"github.com/lovia-dev/lovia/internal/provider"
 	"github.com/lovia-dev/lovia/internal/provider/builtin"
-	"github.com/lovia-dev/lovia/internal/store/sqlite"
 	pt "github.com/lovia-dev/lovia/internal/provider/providertest"
+	"github.com/lovia-dev/lovia/internal/store/sqlite"
 	"github.com/lovia-dev/lovia/internal/tool"
 	"github.com/lovia-dev/lovia/internal/usage"
 )
