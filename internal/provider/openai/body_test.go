@@ -125,3 +125,32 @@ func BenchmarkChatBody(b *testing.B) {
 		}
 	}
 }
+
+// The same for the Responses adapter (a reasoning model: reasoning items are
+// replayed).
+func TestResponsesBodyMatchesClient(t *testing.T) {
+	r := NewResponses("o4-mini", Config{Provider: "openai-responses", BaseURL: "http://127.0.0.1:1/v1"})
+	for i, req := range bodyConversation() {
+		for j := range req.Entries {
+			if e := &req.Entries[j]; e.Type == transcript.TypeReasoning && e.Provider == "openai" {
+				e.Provider, e.ProviderID, e.Encrypted = "openai-responses", "rs_1", "enc"
+			}
+		}
+		p := r.params(req)
+		p.Input.OfInputItemList = responseItems(r.cfg.Provider, req.Entries)
+		want, err := p.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append([]byte(`{"stream":true,`), want[1:]...)
+		for pass := 0; pass < 2; pass++ {
+			got, err := r.body(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("request %d pass %d:\n got %s\nwant %s", i, pass, got, want)
+			}
+		}
+	}
+}
