@@ -24,6 +24,7 @@ type PieceCache struct {
 	mu   sync.Mutex
 	raw  []transcript.Entry // previous request's entries (copies)
 	view []transcript.Entry // PairedView(raw)
+	orig []int              // and its indexes into raw
 	// cuts are the points where PairedView(raw) = PairedView(raw[:k]) ++
 	// PairedView(raw[k:]) whatever follows: every call before k answered after it
 	// and before k, no assistant turn open at k.
@@ -56,6 +57,13 @@ type PieceBuilder struct {
 // Begin pairs entries (as PairedView does) for a new request and locks the cache
 // until Done. The view it returns belongs to the cache: use it only until Done.
 func (c *PieceCache) Begin(entries []transcript.Entry) (*PieceBuilder, []transcript.Entry) {
+	b, view, _ := c.BeginOrig(entries)
+	return b, view
+}
+
+// BeginOrig is Begin also returning PairedView's second result (each view
+// entry's index in entries, -1 for a synthetic one), owned by the cache too.
+func (c *PieceCache) BeginOrig(entries []transcript.Entry) (*PieceBuilder, []transcript.Entry, []int) {
 	c.mu.Lock()
 	m := 0
 	for m < len(entries) && m < len(c.raw) && EqualEntries(&entries[m], &c.raw[m]) {
@@ -89,8 +97,15 @@ func (c *PieceCache) Begin(entries []transcript.Entry) (*PieceBuilder, []transcr
 		}
 	}
 	c.view = c.view[:k.view]
+	c.orig = c.orig[:k.view]
 	sv, orig := PairedView(c.raw[k.raw:])
 	c.view = append(c.view, sv...)
+	for _, o := range orig {
+		if o >= 0 {
+			o += k.raw
+		}
+		c.orig = append(c.orig, o)
+	}
 	// New cuts inside the part just paired.
 	// A cut follows the entries of the view emitted so far when they are exactly
 	// the entries before it, every call among them is answered among them (the
@@ -120,7 +135,7 @@ func (c *PieceCache) Begin(entries []transcript.Entry) (*PieceBuilder, []transcr
 		}
 	}
 	b := &PieceBuilder{c: c, common: k.view, old: c.pieces}
-	return b, c.view
+	return b, c.view, c.orig
 }
 
 func (c *PieceCache) lastCut() cut {
@@ -180,7 +195,7 @@ func (b *PieceBuilder) Done() {
 	c := b.c
 	defer c.mu.Unlock()
 	if !b.ok {
-		c.raw, c.view, c.cuts, c.resultIDs, c.pieces = nil, nil, nil, nil, nil
+		c.raw, c.view, c.orig, c.cuts, c.resultIDs, c.pieces = nil, nil, nil, nil, nil, nil
 		return
 	}
 	c.pieces = b.old[:b.hits]

@@ -42,8 +42,12 @@ func TestPieceCacheView(t *testing.T) {
 					entries = append([]transcript.Entry{transcript.UserInput("summary")}, entries[len(entries)/2:]...)
 				}
 			}
-			b, got := c.Begin(entries)
-			want, _ := PairedView(entries)
+			b, got, gotOrig := c.BeginOrig(entries)
+			want, wantOrig := PairedView(entries)
+			if !reflect.DeepEqual(append([]int{}, gotOrig...), append([]int{}, wantOrig...)) {
+				b.Done()
+				t.Fatalf("seed %d step %d: orig %v, want %v", seed, step, gotOrig, wantOrig)
+			}
 			if !reflect.DeepEqual(append([]transcript.Entry{}, got...), append([]transcript.Entry{}, want...)) {
 				b.Done()
 				t.Fatalf("seed %d step %d:\n got %s\nwant %s\nentries %s", seed, step, brief(got), brief(want), brief(entries))
