@@ -2,8 +2,11 @@ package provider
 
 import (
 	"bytes"
+	"fmt"
 	"sync"
 	"unsafe"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/lovia-dev/lovia/internal/transcript"
 )
@@ -244,4 +247,37 @@ func sameText(a, b *transcript.Entry) bool {
 		same(a.Role, b.Role) && same(a.Text, b.Text) && same(a.Signature, b.Signature) &&
 		same(a.Encrypted, b.Encrypted) && same(a.ProviderID, b.ProviderID) && same(a.Provider, b.Provider) &&
 		same(a.CallID, b.CallID) && same(a.Name, b.Name)
+}
+
+// StreamBody is head, a JSON object holding key as an empty array (the client
+// encoded the request without it), with the array filled by the pieces (empty
+// ones skipped) and "stream":true as its first member: the clients set "stream"
+// on the body they are handed (sjson), and a key they find first costs no scan of
+// the whole history. One allocation, one copy of each piece.
+func StreamBody(head []byte, key string, pieces []Piece) ([]byte, error) {
+	r := gjson.GetBytes(head, key)
+	if r.Raw != "[]" || r.Index <= 0 || len(head) < 2 || head[0] != '{' {
+		return nil, fmt.Errorf("request body: no empty %q array to fill", key)
+	}
+	const lead = `{"stream":true,`
+	size := len(lead) + len(head)
+	for _, p := range pieces {
+		size += len(p.JSON) + 1
+	}
+	out := make([]byte, 0, size)
+	out = append(out, lead...)
+	out = append(out, head[1:r.Index+1]...) // up to and with the '['
+	first := true
+	for _, p := range pieces {
+		if len(p.JSON) == 0 {
+			continue
+		}
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		out = append(out, p.JSON...)
+	}
+	out = append(out, head[r.Index+1:]...) // from the ']'
+	return out, nil
 }

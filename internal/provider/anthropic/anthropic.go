@@ -406,47 +406,70 @@ type msgSpan struct {
 func (m msgSpan) flags() uint64 { return uint64(m.mark)<<32 | uint64(m.last) }
 
 // spans splits the view into messages as messages does, with its cache
-// breakpoints, without building any block.
-func spans(view []transcript.Entry, orig []int, stablePrefix int) []msgSpan {
-	var out []msgSpan
-	role := ""
-	nb := 0 // blocks in the current message
-	maxOrig := -1
-	markMsg, markBlock, lastMsg, lastBlock := -1, -1, -1, -1
-	for i := range view {
-		side, n, cacheable := entryShape(&view[i])
-		for k := 0; k < n; k++ {
-			if side != role {
-				if len(out) > 0 {
-					out[len(out)-1].end = i
+// breakpoints, without building any block (two passes: the breakpoints are known
+// only at the end).
+func spans(view []transcript.Entry, orig []int, stablePrefix int) iter.Seq[msgSpan] {
+	// walk calls f for each block: its message, its index there, its entry, its
+	// side, whether it is cacheable and whether it lies in the stable prefix.
+	walk := func(f func(msg, block, i int, side string, cacheable, stable bool) bool) {
+		role, msg, nb, maxOrig := "", -1, 0, -1
+		for i := range view {
+			side, n, cacheable := entryShape(&view[i])
+			for k := 0; k < n; k++ {
+				if side != role {
+					role, msg, nb = side, msg+1, 0
 				}
-				start := i
-				if len(out) == 0 {
-					start = 0 // entries that make nothing go with the next message
+				maxOrig = max(maxOrig, orig[i])
+				if !f(msg, nb, i, side, cacheable, maxOrig < stablePrefix) {
+					return
 				}
-				out = append(out, msgSpan{start: start, side: side})
-				role, nb = side, 0
+				nb++
 			}
-			maxOrig = max(maxOrig, orig[i])
-			if cacheable {
-				lastMsg, lastBlock = len(out)-1, nb
-				if maxOrig < stablePrefix {
-					markMsg, markBlock = lastMsg, lastBlock
-				}
-			}
-			nb++
 		}
 	}
-	if len(out) > 0 {
-		out[len(out)-1].end = len(view)
+	return func(yield func(msgSpan) bool) {
+		markMsg, markBlock, lastMsg, lastBlock := -1, -1, -1, -1
+		walk(func(msg, block, _ int, _ string, cacheable, stable bool) bool {
+			if cacheable {
+				lastMsg, lastBlock = msg, block
+				if stable {
+					markMsg, markBlock = msg, block
+				}
+			}
+			return true
+		})
+		var cur msgSpan
+		curMsg := -1
+		emit := func(end int) bool {
+			cur.end = end
+			if curMsg == markMsg {
+				cur.mark = markBlock + 1
+			}
+			if curMsg == lastMsg {
+				cur.last = lastBlock + 1
+			}
+			return yield(cur)
+		}
+		stopped := false
+		walk(func(msg, _, i int, side string, _, _ bool) bool {
+			if msg == curMsg {
+				return true
+			}
+			if curMsg >= 0 && !emit(i) {
+				stopped = true
+				return false
+			}
+			start := i
+			if curMsg < 0 {
+				start = 0 // entries that make nothing go with the next message
+			}
+			cur, curMsg = msgSpan{start: start, side: side}, msg
+			return true
+		})
+		if !stopped && curMsg >= 0 {
+			emit(len(view))
+		}
 	}
-	if markMsg >= 0 {
-		out[markMsg].mark = markBlock + 1
-	}
-	if lastMsg >= 0 {
-		out[lastMsg].last = lastBlock + 1
-	}
-	return out
 }
 
 // body is the request's JSON, as the client would encode params with messages
@@ -464,7 +487,7 @@ func (p *Provider) body(params sdk.MessageNewParams, req provider.Request) ([]by
 	}
 	b, view, orig := p.cache.BeginOrig(req.Entries)
 	defer b.Done()
-	for _, sp := range spans(view, orig, req.StablePrefix) {
+	for sp := range spans(view, orig, req.StablePrefix) {
 		if _, ok := b.Get(sp.start, sp.end, sp.flags()); ok {
 			continue
 		}
@@ -492,28 +515,14 @@ func (p *Provider) body(params sdk.MessageNewParams, req provider.Request) ([]by
 		b.Put(sp.start, sp.end, sp.flags(), js)
 	}
 	pieces := b.Pieces()
-	size := 2
-	for _, pc := range pieces {
-		size += len(pc.JSON) + 1
-	}
-	msgs := make([]byte, 0, size)
-	msgs = append(msgs, '[')
-	for i, pc := range pieces {
-		if i > 0 {
-			msgs = append(msgs, ',')
-		}
-		msgs = append(msgs, pc.JSON...)
-	}
-	msgs = append(msgs, ']')
-	head = append([]byte(`{"stream":true,`), head[1:]...)
 	if len(pieces) == 0 { // as the client encodes no messages (nil): none
-		out, err := sjson.DeleteBytes(head, "messages")
+		out, err := sjson.DeleteBytes(append([]byte(`{"stream":true,`), head[1:]...), "messages")
 		if err == nil {
 			b.OK()
 		}
 		return out, err
 	}
-	out, err := sjson.SetRawBytesOptions(head, "messages", msgs, &sjson.Options{Optimistic: true})
+	out, err := provider.StreamBody(head, "messages", pieces)
 	if err != nil {
 		return nil, err
 	}

@@ -91,3 +91,25 @@ func TestBodyMatchesClient(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkBody is one request of a 1,000-turn tool loop whose history is
+// already encoded (the steady state of a long run).
+func BenchmarkBody(b *testing.B) {
+	entries := []transcript.Entry{transcript.UserInput("go")}
+	for i := 0; i < 1000; i++ {
+		id := fmt.Sprintf("call_%d", i)
+		entries = append(entries, transcript.ToolCall(id, "noop", json.RawMessage(`{}`)), transcript.ToolResult(id, "noop", "ok", false))
+	}
+	p := New("claude-sonnet-4-5", Config{BaseURL: "http://127.0.0.1:1", APIKey: "k"})
+	req := provider.Request{System: "SYS", Entries: entries, StablePrefix: len(entries) - 2}
+	params := p.params(req)
+	if _, err := p.body(params, req); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.body(params, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -13,7 +13,6 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 
 	"github.com/lovia-dev/lovia/internal/provider"
 	"github.com/lovia-dev/lovia/internal/transcript"
@@ -202,29 +201,7 @@ func (r *Responses) body(req provider.Request) ([]byte, error) {
 		}
 		b.Put(i, i+1, 0, js)
 	}
-	pieces := b.Pieces()
-	size := 2
-	for _, p := range pieces {
-		size += len(p.JSON) + 1
-	}
-	items := make([]byte, 0, size)
-	items = append(items, '[')
-	first := true
-	for _, p := range pieces {
-		if len(p.JSON) == 0 {
-			continue
-		}
-		if !first {
-			items = append(items, ',')
-		}
-		first = false
-		items = append(items, p.JSON...)
-	}
-	items = append(items, ']')
-	// "stream" leads: the client sets it (sjson) on the body we hand over, and a
-	// key it finds first costs no scan of the whole history.
-	head = append([]byte(`{"stream":true,`), head[1:]...)
-	out, err := sjson.SetRawBytesOptions(head, "input", items, &sjson.Options{Optimistic: true})
+	out, err := provider.StreamBody(head, "input", b.Pieces())
 	if err != nil {
 		return nil, err
 	}
