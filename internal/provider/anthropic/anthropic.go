@@ -406,70 +406,64 @@ type msgSpan struct {
 func (m msgSpan) flags() uint64 { return uint64(m.mark)<<32 | uint64(m.last) }
 
 // spans splits the view into messages as messages does, with its cache
-// breakpoints, without building any block (two passes: the breakpoints are known
-// only at the end).
+// breakpoints, without building any block. Two plain passes: the breakpoints
+// are known only at the end, and this runs over the whole history every turn.
 func spans(view []transcript.Entry, orig []int, stablePrefix int) iter.Seq[msgSpan] {
-	// walk calls f for each block: its message, its index there, its entry, its
-	// side, whether it is cacheable and whether it lies in the stable prefix.
-	walk := func(f func(msg, block, i int, side string, cacheable, stable bool) bool) {
+	return func(yield func(msgSpan) bool) {
+		markMsg, markBlock, lastMsg, lastBlock := -1, -1, -1, -1
 		role, msg, nb, maxOrig := "", -1, 0, -1
 		for i := range view {
 			side, n, cacheable := entryShape(&view[i])
-			for k := 0; k < n; k++ {
-				if side != role {
-					role, msg, nb = side, msg+1, 0
+			if n == 0 {
+				continue
+			}
+			if side != role {
+				role, msg, nb = side, msg+1, 0
+			}
+			// All n blocks of an entry are alike; the last of them counts.
+			maxOrig = max(maxOrig, orig[i])
+			nb += n
+			if cacheable {
+				lastMsg, lastBlock = msg, nb-1
+				if maxOrig < stablePrefix {
+					markMsg, markBlock = msg, nb-1
 				}
-				maxOrig = max(maxOrig, orig[i])
-				if !f(msg, nb, i, side, cacheable, maxOrig < stablePrefix) {
+			}
+		}
+		var cur msgSpan
+		role, msg = "", -1
+		for i := range view {
+			side, n, _ := entryShape(&view[i])
+			if n == 0 || side == role {
+				continue
+			}
+			if msg >= 0 {
+				cur.end = i
+				if !yield(cur.withMarks(msg, markMsg, markBlock, lastMsg, lastBlock)) {
 					return
 				}
-				nb++
-			}
-		}
-	}
-	return func(yield func(msgSpan) bool) {
-		markMsg, markBlock, lastMsg, lastBlock := -1, -1, -1, -1
-		walk(func(msg, block, _ int, _ string, cacheable, stable bool) bool {
-			if cacheable {
-				lastMsg, lastBlock = msg, block
-				if stable {
-					markMsg, markBlock = msg, block
-				}
-			}
-			return true
-		})
-		var cur msgSpan
-		curMsg := -1
-		emit := func(end int) bool {
-			cur.end = end
-			if curMsg == markMsg {
-				cur.mark = markBlock + 1
-			}
-			if curMsg == lastMsg {
-				cur.last = lastBlock + 1
-			}
-			return yield(cur)
-		}
-		stopped := false
-		walk(func(msg, _, i int, side string, _, _ bool) bool {
-			if msg == curMsg {
-				return true
-			}
-			if curMsg >= 0 && !emit(i) {
-				stopped = true
-				return false
 			}
 			start := i
-			if curMsg < 0 {
+			if msg < 0 {
 				start = 0 // entries that make nothing go with the next message
 			}
-			cur, curMsg = msgSpan{start: start, side: side}, msg
-			return true
-		})
-		if !stopped && curMsg >= 0 {
-			emit(len(view))
+			role, msg, cur = side, msg+1, msgSpan{start: start, side: side}
+		}
+		if msg >= 0 {
+			cur.end = len(view)
+			yield(cur.withMarks(msg, markMsg, markBlock, lastMsg, lastBlock))
 		}
 	}
+}
+
+func (m msgSpan) withMarks(msg, markMsg, markBlock, lastMsg, lastBlock int) msgSpan {
+	if msg == markMsg {
+		m.mark = markBlock + 1
+	}
+	if msg == lastMsg {
+		m.last = lastBlock + 1
+	}
+	return m
 }
 
 // body is the request's JSON, as the client would encode params with messages
