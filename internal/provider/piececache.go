@@ -177,9 +177,7 @@ func (b *PieceBuilder) Get(start, end int, flags uint64) ([]byte, bool) {
 
 // Put records the bytes encoded for view[start:end] with flags.
 func (b *PieceBuilder) Put(start, end int, flags uint64, js []byte) {
-	if !b.miss {
-		b.miss = true
-	}
+	b.miss = true
 	if b.hits < len(b.old) {
 		b.old = b.old[:b.hits] // the rest is stale; appending reuses the array
 	}
