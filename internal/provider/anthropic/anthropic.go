@@ -371,35 +371,44 @@ func entryBlocks(e transcript.Entry) (string, []sdk.ContentBlockParamUnion) {
 // entryShape is what entryBlocks would make of e, without making it: the side,
 // the number of blocks and whether they are cacheable (all an entry makes are
 // alike).
-func entryShape(e *transcript.Entry) (side string, n int, cacheable bool) {
+func entryShape(e *transcript.Entry) (side msgSide, n int, cacheable bool) {
 	switch e.Type {
 	case transcript.TypeInput:
 		n = len(e.Attachments)
 		if e.Text != "" || len(e.Attachments) == 0 {
 			n++
 		}
-		return "user", n, true
+		return sideUser, n, true
 	case transcript.TypeToolResult:
-		return "user", 1, true
+		return sideUser, 1, true
 	case transcript.TypeReasoning:
 		if e.Provider == Prefix && (e.Encrypted != "" || e.Signature != "") {
-			return "assistant", 1, false
+			return sideAssistant, 1, false
 		}
 	case transcript.TypeAssistantText:
 		if strings.TrimSpace(e.Text) != "" {
-			return "assistant", 1, true
+			return sideAssistant, 1, true
 		}
 	case transcript.TypeToolCall:
-		return "assistant", 1, true
+		return sideAssistant, 1, true
 	}
-	return "", 0, false
+	return sideNone, 0, false
 }
+
+// msgSide is the side a message is on.
+type msgSide uint8
+
+const (
+	sideNone msgSide = iota
+	sideUser
+	sideAssistant
+)
 
 // msgSpan is the part of the view one message is made from, and the blocks of
 // it that carry a cache breakpoint (index+1; 0: none).
 type msgSpan struct {
 	start, end int
-	side       string
+	side       msgSide
 	mark, last int
 }
 
@@ -411,7 +420,7 @@ func (m msgSpan) flags() uint64 { return uint64(m.mark)<<32 | uint64(m.last) }
 func spans(view []transcript.Entry, orig []int, stablePrefix int) iter.Seq[msgSpan] {
 	return func(yield func(msgSpan) bool) {
 		markMsg, markBlock, lastMsg, lastBlock := -1, -1, -1, -1
-		role, msg, nb, maxOrig := "", -1, 0, -1
+		role, msg, nb, maxOrig := sideNone, -1, 0, -1
 		for i := range view {
 			side, n, cacheable := entryShape(&view[i])
 			if n == 0 {
@@ -431,7 +440,7 @@ func spans(view []transcript.Entry, orig []int, stablePrefix int) iter.Seq[msgSp
 			}
 		}
 		var cur msgSpan
-		role, msg = "", -1
+		role, msg = sideNone, -1
 		for i := range view {
 			side, n, _ := entryShape(&view[i])
 			if n == 0 || side == role {
@@ -491,7 +500,7 @@ func (p *Provider) body(params sdk.MessageNewParams, req provider.Request) ([]by
 			blocks = append(blocks, bs...)
 		}
 		var m sdk.MessageParam
-		if sp.side == "assistant" {
+		if sp.side == sideAssistant {
 			m = sdk.NewAssistantMessage(blocks...)
 		} else {
 			m = sdk.NewUserMessage(blocks...)
