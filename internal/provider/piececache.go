@@ -17,14 +17,25 @@ import (
 // every turn made a turn's cost grow with the run's length; with the cache a turn
 // pairs and encodes only what is new, and copies the rest.
 //
-// The cache keeps the previous request's entries (deep copies, so a caller
-// reusing its buffers cannot make a stale piece look current), their PairedView
-// and the pieces encoded from it. Nothing is trusted from Request.StablePrefix:
-// the new entries are compared with the kept ones field by field. One adapter
-// value may serve several conversations (a summarizer sharing it): the cache is
-// then less useful, never wrong.
+// For each of the last few conversations it served (several agents, or a
+// summarizer, may share one adapter value) the cache keeps the previous request's
+// entries (deep copies, so a caller reusing its buffers cannot make a stale piece
+// look current), their PairedView and the pieces encoded from it. Nothing is
+// trusted from Request.StablePrefix: the new entries are compared with the kept
+// ones field by field. Requests run concurrently, each on its own conversation.
 type PieceCache struct {
-	mu   sync.Mutex
+	mu sync.Mutex
+	// slots hold the last conversations seen (several agents, or a summarizer,
+	// may share one adapter value), most recently used last.
+	slots []*pieceSlot
+}
+
+// pieceSlots bounds the conversations a cache keeps.
+const pieceSlots = 4
+
+// pieceSlot is one conversation's state.
+type pieceSlot struct {
+	busy bool               // a builder is using it
 	raw  []transcript.Entry // previous request's entries (copies)
 	view []transcript.Entry // PairedView(raw)
 	orig []int              // and its indexes into raw
@@ -50,6 +61,7 @@ type Piece struct {
 // PieceBuilder is one request's use of a PieceCache (Begin ... Done).
 type PieceBuilder struct {
 	c      *PieceCache
+	s      *pieceSlot
 	common int // leading view entries unchanged since the previous request
 	old    []Piece
 	hits   int
@@ -57,8 +69,8 @@ type PieceBuilder struct {
 	ok     bool
 }
 
-// Begin pairs entries (as PairedView does) for a new request and locks the cache
-// until Done. The view it returns belongs to the cache: use it only until Done.
+// Begin pairs entries (as PairedView does) for a new request; Done must follow.
+// The view it returns belongs to the cache: use it only until Done.
 func (c *PieceCache) Begin(entries []transcript.Entry) (*PieceBuilder, []transcript.Entry) {
 	b, view, _ := c.BeginOrig(entries)
 	return b, view
@@ -67,11 +79,53 @@ func (c *PieceCache) Begin(entries []transcript.Entry) (*PieceBuilder, []transcr
 // BeginOrig is Begin also returning PairedView's second result (each view
 // entry's index in entries, -1 for a synthetic one), owned by the cache too.
 func (c *PieceCache) BeginOrig(entries []transcript.Entry) (*PieceBuilder, []transcript.Entry, []int) {
+	s, m := c.take(entries)
+	view, orig, common := s.begin(entries, m)
+	return &PieceBuilder{c: c, s: s, common: common, old: s.pieces}, view, orig
+}
+
+// take picks the free slot holding the longest prefix of entries (a new or the
+// least recently used one when none does) and marks it busy.
+func (c *PieceCache) take(entries []transcript.Entry) (*pieceSlot, int) {
 	c.mu.Lock()
-	m := 0
-	for m < len(entries) && m < len(c.raw) && EqualEntries(&entries[m], &c.raw[m]) {
-		m++
+	defer c.mu.Unlock()
+	best, bestM := -1, 0
+	for i, s := range c.slots {
+		if s.busy {
+			continue
+		}
+		m := 0
+		for m < len(entries) && m < len(s.raw) && EqualEntries(&entries[m], &s.raw[m]) {
+			m++
+		}
+		if best < 0 || m >= bestM {
+			best, bestM = i, m
+		}
 	}
+	var s *pieceSlot
+	switch {
+	case best >= 0 && (bestM > 0 || len(c.slots) >= pieceSlots):
+		s = c.slots[best]
+		if bestM == 0 { // the least recently used free slot
+			for i, t := range c.slots {
+				if !t.busy {
+					best, s = i, t
+					break
+				}
+			}
+		}
+		c.slots = append(c.slots[:best], c.slots[best+1:]...)
+	default:
+		s = &pieceSlot{}
+	}
+	s.busy = true
+	c.slots = append(c.slots, s)
+	return s, bestM
+}
+
+// begin brings the slot to entries, whose first m equal the kept ones, and
+// returns the view, its indexes and how many leading view entries are unchanged.
+func (c *pieceSlot) begin(entries []transcript.Entry, m int) ([]transcript.Entry, []int, int) {
 	c.raw = c.raw[:m]
 	for i := m; i < len(entries); i++ {
 		c.raw = append(c.raw, cloneEntry(entries[i]))
@@ -137,11 +191,10 @@ func (c *PieceCache) BeginOrig(entries []transcript.Entry) (*PieceBuilder, []tra
 			c.cuts = append(c.cuts, cut{raw: end, view: k.view + q + 1})
 		}
 	}
-	b := &PieceBuilder{c: c, common: k.view, old: c.pieces}
-	return b, c.view, c.orig
+	return c.view, c.orig, k.view
 }
 
-func (c *PieceCache) lastCut() cut {
+func (c *pieceSlot) lastCut() cut {
 	if len(c.cuts) == 0 {
 		return cut{}
 	}
@@ -188,18 +241,30 @@ func (b *PieceBuilder) Put(start, end int, flags uint64, js []byte) {
 // Pieces are this request's pieces so far, in order.
 func (b *PieceBuilder) Pieces() []Piece { return b.old[:b.hits] }
 
-// OK marks the request as encoded; without it Done empties the cache.
+// OK marks the request as encoded; without it Done forgets the conversation.
 func (b *PieceBuilder) OK() { b.ok = true }
 
 // Done keeps this request's pieces for the next one and unlocks the cache.
 func (b *PieceBuilder) Done() {
-	c := b.c
-	defer c.mu.Unlock()
+	b.c.mu.Lock()
+	defer b.c.mu.Unlock()
+	s := b.s
+	s.busy = false
 	if !b.ok {
-		c.raw, c.view, c.orig, c.cuts, c.resultIDs, c.pieces = nil, nil, nil, nil, nil, nil
+		*s = pieceSlot{}
 		return
 	}
-	c.pieces = b.old[:b.hits]
+	s.pieces = b.old[:b.hits]
+	// A slot taken while all were busy makes one too many: drop the oldest free.
+	for i, t := range b.c.slots {
+		if len(b.c.slots) <= pieceSlots {
+			break
+		}
+		if !t.busy {
+			b.c.slots = append(b.c.slots[:i], b.c.slots[i+1:]...)
+			break
+		}
+	}
 }
 
 // cloneEntry copies everything of e a caller could later change in place.

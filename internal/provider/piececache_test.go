@@ -65,3 +65,43 @@ func brief(es []transcript.Entry) string {
 	}
 	return s
 }
+
+// Conversations sharing one cache (agents on the same model, a summarizer) each
+// keep their pieces: alternating requests still reuse the unchanged prefix.
+func TestPieceCacheConversations(t *testing.T) {
+	var c PieceCache
+	convs := make([][]transcript.Entry, pieceSlots)
+	for i := range convs {
+		convs[i] = []transcript.Entry{transcript.UserInput(fmt.Sprintf("task %d", i))}
+	}
+	for round := 0; round < 5; round++ {
+		for i := range convs {
+			id := fmt.Sprintf("c%d_%d", i, round)
+			convs[i] = append(convs[i], transcript.ToolCall(id, "t", nil), transcript.ToolResult(id, "t", "ok", false))
+			b, view := c.Begin(convs[i])
+			want, _ := PairedView(convs[i])
+			if !reflect.DeepEqual(view, want) {
+				t.Fatalf("round %d conversation %d: view differs", round, i)
+			}
+			if round > 0 && b.common != len(view)-2 {
+				t.Errorf("round %d conversation %d: %d of %d view entries kept, want all but the new 2", round, i, b.common, len(view))
+			}
+			b.Put(0, len(view), 0, []byte("x"))
+			b.OK()
+			b.Done()
+		}
+	}
+	// Two builders at once (concurrent requests) get different slots.
+	b1, _ := c.Begin(convs[0])
+	b2, _ := c.Begin(convs[0])
+	if b1.s == b2.s {
+		t.Fatal("two requests in flight share a slot")
+	}
+	b1.OK()
+	b1.Done()
+	b2.OK()
+	b2.Done()
+	if len(c.slots) > pieceSlots {
+		t.Errorf("%d slots kept, want at most %d", len(c.slots), pieceSlots)
+	}
+}

@@ -154,3 +154,40 @@ func TestResponsesBodyMatchesClient(t *testing.T) {
 		}
 	}
 }
+
+// Requests in flight at once (agents sharing one adapter) each get their own
+// correct body.
+func TestChatBodyConcurrent(t *testing.T) {
+	c := NewChat("gpt-4.1", Config{Provider: "openai", BaseURL: "http://127.0.0.1:1/v1"})
+	reqs := bodyConversation()
+	errc := make(chan error, 6)
+	for g := 0; g < 6; g++ {
+		go func() {
+			for i, req := range reqs[g%3:] {
+				p := c.params(req)
+				p.Messages = chatMessages(c.cfg.Provider, req.System, req.Entries)
+				want, err := p.MarshalJSON()
+				if err != nil {
+					errc <- err
+					return
+				}
+				want = append([]byte(`{"stream":true,`), want[1:]...)
+				got, err := c.body(req)
+				if err != nil {
+					errc <- err
+					return
+				}
+				if !bytes.Equal(got, want) {
+					errc <- fmt.Errorf("goroutine %d request %d: body differs", g, i)
+					return
+				}
+			}
+			errc <- nil
+		}()
+	}
+	for g := 0; g < 6; g++ {
+		if err := <-errc; err != nil {
+			t.Error(err)
+		}
+	}
+}
