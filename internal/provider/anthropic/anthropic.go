@@ -26,6 +26,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/provider"
@@ -108,6 +109,7 @@ type Provider struct {
 	model string
 	cfg   Config
 	svc   sdk.MessageService
+	cache provider.PieceCache
 }
 
 // New returns a Messages API provider for model.
@@ -145,7 +147,15 @@ func (p *Provider) Info() provider.Info {
 func (p *Provider) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
 	return func(yield func(provider.Delta, error) bool) {
 		var resp *http.Response
-		stream := p.svc.NewStreaming(ctx, p.params(req), option.WithResponseInto(&resp))
+		params := p.params(req)
+		body, err := p.body(params, req)
+		if err != nil {
+			yield(provider.Delta{}, p.mapError(ctx, err, nil))
+			return
+		}
+		// params (without messages) still go to the client for its tracing and
+		// warnings; the body sent is ours.
+		stream := p.svc.NewStreaming(ctx, params, option.WithRequestBody("application/json", body), option.WithResponseInto(&resp))
 		defer stream.Close()
 		if err := stream.Err(); err != nil {
 			yield(provider.Delta{}, p.mapError(ctx, err, resp))
@@ -166,6 +176,7 @@ func adaptiveOnly(model string) bool {
 	return strings.Contains(model, "opus-4-6") || strings.Contains(model, "mythos")
 }
 
+// params renders the request without its messages (body adds them).
 func (p *Provider) params(req provider.Request) sdk.MessageNewParams {
 	model := req.Model
 	if model == "" {
@@ -179,7 +190,6 @@ func (p *Provider) params(req provider.Request) sdk.MessageNewParams {
 	if req.System != "" {
 		params.System = []sdk.TextBlockParam{{Text: req.System, CacheControl: sdk.NewCacheControlEphemeralParam()}}
 	}
-	params.Messages = messages(req.Entries, req.StablePrefix)
 	for _, t := range req.Tools {
 		tp := &sdk.ToolParam{Name: t.Name, InputSchema: inputSchema(t.Schema)}
 		if t.Description != "" {
@@ -287,54 +297,9 @@ func messages(entries []transcript.Entry, stablePrefix int) []sdk.MessageParam {
 		}
 	}
 	for i, e := range view {
-		from := orig[i]
-		switch e.Type {
-		case transcript.TypeInput:
-			if e.Text != "" || len(e.Attachments) == 0 {
-				text := e.Text
-				if text == "" {
-					text = "(empty message)"
-				}
-				add("user", sdk.NewTextBlock(text), from)
-			}
-			for _, a := range e.Attachments {
-				add("user", attachment(a), from)
-			}
-		case transcript.TypeToolResult:
-			tr := sdk.ToolResultBlockParam{ToolUseID: e.CallID}
-			if e.IsError {
-				tr.IsError = sdk.Bool(true)
-			}
-			if e.Text != "" {
-				tr.Content = append(tr.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: e.Text}})
-			}
-			for _, a := range e.Attachments {
-				if b := attachment(a); b.OfImage != nil {
-					tr.Content = append(tr.Content, sdk.ToolResultBlockParamContentUnion{OfImage: b.OfImage})
-				} else if b.OfText != nil {
-					tr.Content = append(tr.Content, sdk.ToolResultBlockParamContentUnion{OfText: b.OfText})
-				}
-			}
-			add("user", sdk.ContentBlockParamUnion{OfToolResult: &tr}, from)
-		case transcript.TypeReasoning:
-			switch {
-			case e.Provider != Prefix:
-				// Another provider's reasoning cannot be verified here.
-			case e.Encrypted != "":
-				add("assistant", sdk.NewRedactedThinkingBlock(e.Encrypted), from)
-			case e.Signature != "":
-				add("assistant", sdk.NewThinkingBlock(e.Signature, e.Text), from)
-			}
-		case transcript.TypeAssistantText:
-			if strings.TrimSpace(e.Text) != "" { // the API rejects empty text blocks
-				add("assistant", sdk.NewTextBlock(e.Text), from)
-			}
-		case transcript.TypeToolCall:
-			args := e.Args
-			if len(args) == 0 || !json.Valid(args) || args[0] != '{' {
-				args = json.RawMessage(`{}`)
-			}
-			add("assistant", sdk.NewToolUseBlock(e.CallID, args, e.Name), from)
+		side, blocks := entryBlocks(e)
+		for _, b := range blocks {
+			add(side, b, orig[i])
 		}
 	}
 	flush()
@@ -345,6 +310,227 @@ func messages(entries []transcript.Entry, stablePrefix int) []sdk.MessageParam {
 		setCache(msgs[lastMsg], lastBlock)
 	}
 	return msgs
+}
+
+// entryBlocks is the content one view entry adds, and the side ("user" or
+// "assistant") it goes on; none for entries the API cannot take.
+func entryBlocks(e transcript.Entry) (string, []sdk.ContentBlockParamUnion) {
+	switch e.Type {
+	case transcript.TypeInput:
+		var blocks []sdk.ContentBlockParamUnion
+		if e.Text != "" || len(e.Attachments) == 0 {
+			text := e.Text
+			if text == "" {
+				text = "(empty message)"
+			}
+			blocks = append(blocks, sdk.NewTextBlock(text))
+		}
+		for _, a := range e.Attachments {
+			blocks = append(blocks, attachment(a))
+		}
+		return "user", blocks
+	case transcript.TypeToolResult:
+		tr := sdk.ToolResultBlockParam{ToolUseID: e.CallID}
+		if e.IsError {
+			tr.IsError = sdk.Bool(true)
+		}
+		if e.Text != "" {
+			tr.Content = append(tr.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: e.Text}})
+		}
+		for _, a := range e.Attachments {
+			if b := attachment(a); b.OfImage != nil {
+				tr.Content = append(tr.Content, sdk.ToolResultBlockParamContentUnion{OfImage: b.OfImage})
+			} else if b.OfText != nil {
+				tr.Content = append(tr.Content, sdk.ToolResultBlockParamContentUnion{OfText: b.OfText})
+			}
+		}
+		return "user", []sdk.ContentBlockParamUnion{{OfToolResult: &tr}}
+	case transcript.TypeReasoning:
+		switch {
+		case e.Provider != Prefix:
+			// Another provider's reasoning cannot be verified here.
+		case e.Encrypted != "":
+			return "assistant", []sdk.ContentBlockParamUnion{sdk.NewRedactedThinkingBlock(e.Encrypted)}
+		case e.Signature != "":
+			return "assistant", []sdk.ContentBlockParamUnion{sdk.NewThinkingBlock(e.Signature, e.Text)}
+		}
+	case transcript.TypeAssistantText:
+		if strings.TrimSpace(e.Text) != "" { // the API rejects empty text blocks
+			return "assistant", []sdk.ContentBlockParamUnion{sdk.NewTextBlock(e.Text)}
+		}
+	case transcript.TypeToolCall:
+		args := e.Args
+		if len(args) == 0 || !json.Valid(args) || args[0] != '{' {
+			args = json.RawMessage(`{}`)
+		}
+		return "assistant", []sdk.ContentBlockParamUnion{sdk.NewToolUseBlock(e.CallID, args, e.Name)}
+	}
+	return "", nil
+}
+
+// entryShape is what entryBlocks would make of e, without making it: the side,
+// the number of blocks and whether they are cacheable (all an entry makes are
+// alike).
+func entryShape(e *transcript.Entry) (side msgSide, n int, cacheable bool) {
+	switch e.Type {
+	case transcript.TypeInput:
+		n = len(e.Attachments)
+		if e.Text != "" || len(e.Attachments) == 0 {
+			n++
+		}
+		return sideUser, n, true
+	case transcript.TypeToolResult:
+		return sideUser, 1, true
+	case transcript.TypeReasoning:
+		if e.Provider == Prefix && (e.Encrypted != "" || e.Signature != "") {
+			return sideAssistant, 1, false
+		}
+	case transcript.TypeAssistantText:
+		if strings.TrimSpace(e.Text) != "" {
+			return sideAssistant, 1, true
+		}
+	case transcript.TypeToolCall:
+		return sideAssistant, 1, true
+	}
+	return sideNone, 0, false
+}
+
+// msgSide is the side a message is on.
+type msgSide uint8
+
+const (
+	sideNone msgSide = iota
+	sideUser
+	sideAssistant
+)
+
+// msgSpan is the part of the view one message is made from, and the blocks of
+// it that carry a cache breakpoint (index+1; 0: none).
+type msgSpan struct {
+	start, end int
+	side       msgSide
+	mark, last int
+}
+
+func (m msgSpan) flags() uint64 { return uint64(m.mark)<<32 | uint64(m.last) }
+
+// spans splits the view into messages as messages does, with its cache
+// breakpoints, without building any block. Two plain passes: the breakpoints
+// are known only at the end, and this runs over the whole history every turn.
+func spans(view []transcript.Entry, orig []int, stablePrefix int) iter.Seq[msgSpan] {
+	return func(yield func(msgSpan) bool) {
+		markMsg, markBlock, lastMsg, lastBlock := -1, -1, -1, -1
+		role, msg, nb, maxOrig := sideNone, -1, 0, -1
+		for i := range view {
+			side, n, cacheable := entryShape(&view[i])
+			if n == 0 {
+				continue
+			}
+			if side != role {
+				role, msg, nb = side, msg+1, 0
+			}
+			// All n blocks of an entry are alike; the last of them counts.
+			maxOrig = max(maxOrig, orig[i])
+			nb += n
+			if cacheable {
+				lastMsg, lastBlock = msg, nb-1
+				if maxOrig < stablePrefix {
+					markMsg, markBlock = msg, nb-1
+				}
+			}
+		}
+		var cur msgSpan
+		role, msg = sideNone, -1
+		for i := range view {
+			side, n, _ := entryShape(&view[i])
+			if n == 0 || side == role {
+				continue
+			}
+			if msg >= 0 {
+				cur.end = i
+				if !yield(cur.withMarks(msg, markMsg, markBlock, lastMsg, lastBlock)) {
+					return
+				}
+			}
+			start := i
+			if msg < 0 {
+				start = 0 // entries that make nothing go with the next message
+			}
+			role, msg, cur = side, msg+1, msgSpan{start: start, side: side}
+		}
+		if msg >= 0 {
+			cur.end = len(view)
+			yield(cur.withMarks(msg, markMsg, markBlock, lastMsg, lastBlock))
+		}
+	}
+}
+
+func (m msgSpan) withMarks(msg, markMsg, markBlock, lastMsg, lastBlock int) msgSpan {
+	if msg == markMsg {
+		m.mark = markBlock + 1
+	}
+	if msg == lastMsg {
+		m.last = lastBlock + 1
+	}
+	return m
+}
+
+// body is the request's JSON, as the client would encode params with messages
+// as its messages and "stream" set (put first: the client sets it with sjson,
+// and a key found first costs no scan of the whole history), with each message
+// encoded once per conversation (provider.PieceCache): the client's reflective
+// encoding of the whole history on every turn made long runs slow down turn
+// after turn. Only the messages the cache breakpoints move through are encoded
+// again.
+func (p *Provider) body(params sdk.MessageNewParams, req provider.Request) ([]byte, error) {
+	params.Messages = []sdk.MessageParam{}
+	head, err := params.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	b, view, orig := p.cache.BeginOrig(req.Entries)
+	defer b.Done()
+	for sp := range spans(view, orig, req.StablePrefix) {
+		if _, ok := b.Get(sp.start, sp.end, sp.flags()); ok {
+			continue
+		}
+		var blocks []sdk.ContentBlockParamUnion
+		for i := sp.start; i < sp.end; i++ {
+			_, bs := entryBlocks(view[i])
+			blocks = append(blocks, bs...)
+		}
+		var m sdk.MessageParam
+		if sp.side == sideAssistant {
+			m = sdk.NewAssistantMessage(blocks...)
+		} else {
+			m = sdk.NewUserMessage(blocks...)
+		}
+		if sp.mark > 0 {
+			setCache(m, sp.mark-1)
+		}
+		if sp.last > 0 {
+			setCache(m, sp.last-1)
+		}
+		js, err := m.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		b.Put(sp.start, sp.end, sp.flags(), js)
+	}
+	pieces := b.Pieces()
+	if len(pieces) == 0 { // as the client encodes no messages (nil): none
+		out, err := sjson.DeleteBytes(append([]byte(`{"stream":true,`), head[1:]...), "messages")
+		if err == nil {
+			b.OK()
+		}
+		return out, err
+	}
+	out, err := provider.StreamBody(head, "messages", pieces)
+	if err != nil {
+		return nil, err
+	}
+	b.OK()
+	return out, nil
 }
 
 func attachment(a transcript.Attachment) sdk.ContentBlockParamUnion {

@@ -26,6 +26,7 @@ type Chat struct {
 	model string
 	cfg   Config
 	svc   oa.ChatCompletionService
+	cache provider.PieceCache
 }
 
 // NewChat returns a Chat Completions provider for model.
@@ -43,7 +44,13 @@ func (c *Chat) Info() provider.Info {
 func (c *Chat) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
 	return func(yield func(provider.Delta, error) bool) {
 		var resp *http.Response
-		stream := c.svc.NewStreaming(ctx, c.params(req), option.WithResponseInto(&resp))
+		body, err := c.body(req)
+		if err != nil {
+			yield(provider.Delta{}, c.cfg.mapError(ctx, c.model, err, nil))
+			return
+		}
+		stream := c.svc.NewStreaming(ctx, oa.ChatCompletionNewParams{},
+			option.WithRequestBody("application/json", body), option.WithResponseInto(&resp))
 		defer stream.Close()
 		if err := stream.Err(); err != nil {
 			yield(provider.Delta{}, c.cfg.mapError(ctx, c.model, err, resp))
@@ -60,7 +67,8 @@ func (c *Chat) Stream(ctx context.Context, req provider.Request) iter.Seq2[provi
 	}
 }
 
-// params renders the request in the Chat Completions shape.
+// params renders the request in the Chat Completions shape, without its
+// messages (body adds them).
 func (c *Chat) params(req provider.Request) oa.ChatCompletionNewParams {
 	model := req.Model
 	if model == "" {
@@ -68,7 +76,6 @@ func (c *Chat) params(req provider.Request) oa.ChatCompletionNewParams {
 	}
 	p := oa.ChatCompletionNewParams{
 		Model:         shared.ChatModel(model),
-		Messages:      chatMessages(c.cfg.Provider, req.System, req.Entries),
 		StreamOptions: oa.ChatCompletionStreamOptionsParam{IncludeUsage: oa.Bool(true)},
 	}
 	for _, t := range req.Tools {
@@ -109,77 +116,176 @@ func (c *Chat) params(req provider.Request) oa.ChatCompletionNewParams {
 // reasoning from any other provider is skipped.
 func chatMessages(prefix, system string, entries []transcript.Entry) []oa.ChatCompletionMessageParamUnion {
 	view, _ := provider.PairedView(entries)
-	lastUser := -1
-	for i, e := range view {
-		if e.Type == transcript.TypeInput {
-			lastUser = i
-		}
-	}
 	msgs := make([]oa.ChatCompletionMessageParamUnion, 0, len(view)+1)
 	if system != "" {
 		msgs = append(msgs, oa.SystemMessage(system))
 	}
-	var asst *oa.ChatCompletionAssistantMessageParam
-	var text strings.Builder
-	var reasoning, reasoningField string
-	flush := func() {
-		if asst == nil {
-			return
-		}
-		if text.Len() == 0 && len(asst.ToolCalls) == 0 {
-			// Reasoning alone makes no valid assistant message.
-			asst, reasoning = nil, ""
-			return
-		}
-		if text.Len() > 0 {
-			asst.Content.OfString = oa.String(text.String())
-		}
-		if reasoning != "" {
-			asst.SetExtraFields(map[string]any{reasoningField: reasoning})
-		}
-		msgs = append(msgs, oa.ChatCompletionMessageParamUnion{OfAssistant: asst})
-		asst, reasoning = nil, ""
-		text.Reset()
-	}
-	open := func() {
-		if asst == nil {
-			asst = &oa.ChatCompletionAssistantMessageParam{}
+	for sp := range chatSpans(view) {
+		if m, ok := chatMessage(prefix, view, sp); ok {
+			msgs = append(msgs, m)
 		}
 	}
-	for i, e := range view {
-		switch e.Type {
-		case transcript.TypeReasoning:
-			if e.Provider != prefix || i < lastUser || e.Text == "" {
+	return msgs
+}
+
+// chatSpan is the part of the view one message is made from: one entry, or a
+// run of assistant-side entries (replayReasoning: the run follows the last user
+// input, so this adapter's reasoning in it is replayed).
+type chatSpan struct {
+	start, end      int
+	replayReasoning bool
+}
+
+func (s chatSpan) flags() uint64 {
+	if s.replayReasoning {
+		return 1
+	}
+	return 0
+}
+
+// chatSpans splits a paired view into the spans chatMessage encodes.
+func chatSpans(view []transcript.Entry) iter.Seq[chatSpan] {
+	return func(yield func(chatSpan) bool) {
+		lastUser := -1
+		for i := range view {
+			if view[i].Type == transcript.TypeInput {
+				lastUser = i
+			}
+		}
+		for i := 0; i < len(view); {
+			if !isAssistantSide(view[i].Type) {
+				if !yield(chatSpan{start: i, end: i + 1}) {
+					return
+				}
+				i++
 				continue
 			}
-			open()
+			j := i + 1
+			for j < len(view) && isAssistantSide(view[j].Type) {
+				j++
+			}
+			if !yield(chatSpan{start: i, end: j, replayReasoning: i > lastUser}) {
+				return
+			}
+			i = j
+		}
+	}
+}
+
+func isAssistantSide(t transcript.Type) bool {
+	return t == transcript.TypeAssistantText || t == transcript.TypeReasoning || t == transcript.TypeToolCall
+}
+
+// chatMessage is the message for one span; false when the span makes none
+// (reasoning alone, an unknown entry type).
+func chatMessage(prefix string, view []transcript.Entry, sp chatSpan) (oa.ChatCompletionMessageParamUnion, bool) {
+	e := view[sp.start]
+	switch e.Type {
+	case transcript.TypeToolResult:
+		return oa.ToolMessage(resultText(e), e.CallID), true
+	case transcript.TypeInput:
+		if e.Role == transcript.RoleSystem {
+			return oa.SystemMessage(e.Text), true
+		}
+		return userMessage(e), true
+	}
+	if !isAssistantSide(e.Type) {
+		return oa.ChatCompletionMessageParamUnion{}, false
+	}
+	asst := &oa.ChatCompletionAssistantMessageParam{}
+	var text strings.Builder
+	var reasoning, reasoningField string
+	for _, e := range view[sp.start:sp.end] {
+		switch e.Type {
+		case transcript.TypeReasoning:
+			if e.Provider != prefix || !sp.replayReasoning || e.Text == "" {
+				continue
+			}
 			reasoningField = e.ProviderID
 			if reasoningField != "reasoning" {
 				reasoningField = "reasoning_content"
 			}
 			reasoning += e.Text
 		case transcript.TypeAssistantText:
-			open()
 			text.WriteString(e.Text)
 		case transcript.TypeToolCall:
-			open()
 			asst.ToolCalls = append(asst.ToolCalls, oa.ChatCompletionMessageToolCallUnionParam{
 				OfFunction: &oa.ChatCompletionMessageFunctionToolCallParam{ID: e.CallID,
 					Function: oa.ChatCompletionMessageFunctionToolCallFunctionParam{Name: e.Name, Arguments: argsText(e.Args)}}})
-		case transcript.TypeToolResult:
-			flush()
-			msgs = append(msgs, oa.ToolMessage(resultText(e), e.CallID))
-		case transcript.TypeInput:
-			flush()
-			if e.Role == transcript.RoleSystem {
-				msgs = append(msgs, oa.SystemMessage(e.Text))
-				continue
-			}
-			msgs = append(msgs, userMessage(e))
 		}
 	}
-	flush()
-	return msgs
+	if text.Len() == 0 && len(asst.ToolCalls) == 0 {
+		// Reasoning alone makes no valid assistant message.
+		return oa.ChatCompletionMessageParamUnion{}, false
+	}
+	if text.Len() > 0 {
+		asst.Content.OfString = oa.String(text.String())
+	}
+	if reasoning != "" {
+		asst.SetExtraFields(map[string]any{reasoningField: reasoning})
+	}
+	return oa.ChatCompletionMessageParamUnion{OfAssistant: asst}, true
+}
+
+// body is the request's JSON, as the client would encode params(req) with
+// chatMessages as its messages and "stream" set, but with each message encoded once per
+// conversation (provider.PieceCache): the client's reflective encoding of the
+// whole history on every turn made long runs slow down turn after turn.
+func (c *Chat) body(req provider.Request) ([]byte, error) {
+	head, err := c.params(req).MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var sys []byte
+	if req.System != "" {
+		if sys, err = oa.SystemMessage(req.System).MarshalJSON(); err != nil {
+			return nil, err
+		}
+	}
+	b, view := c.cache.Begin(req.Entries)
+	defer b.Done()
+	for sp := range chatSpans(view) {
+		if _, ok := b.Get(sp.start, sp.end, sp.flags()); ok {
+			continue
+		}
+		js := []byte{} // no message: remembered as such
+		if m, ok := chatMessage(c.cfg.Provider, view, sp); ok {
+			if js, err = m.MarshalJSON(); err != nil {
+				return nil, err
+			}
+		}
+		b.Put(sp.start, sp.end, sp.flags(), js)
+	}
+	pieces := b.Pieces()
+	size := len(head) + len(sys) + 32
+	for _, p := range pieces {
+		size += len(p.JSON) + 1
+	}
+	out := make([]byte, 0, size)
+	// "stream" leads: the client sets it (sjson) on the body we hand over, and a
+	// key it finds first costs no scan of the whole history.
+	out = append(out, `{"stream":true,"messages":[`...)
+	out = append(out, sys...)
+	first := len(sys) == 0
+	for _, p := range pieces {
+		if len(p.JSON) == 0 {
+			continue
+		}
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		out = append(out, p.JSON...)
+	}
+	out = append(out, ']')
+	if len(head) > 2 {
+		out = append(out, ',')
+		out = append(out, head[1:]...)
+	} else {
+		out = append(out, '}')
+	}
+	b.OK()
+	return out, nil
 }
 
 // argsText is a call's arguments as the API carries them (a JSON text). Invalid

@@ -28,6 +28,7 @@ type Responses struct {
 	model string
 	cfg   Config
 	svc   responses.ResponseService
+	cache provider.PieceCache
 }
 
 // NewResponses returns a Responses API provider for model.
@@ -62,7 +63,13 @@ func isReasoningModel(model string) bool {
 func (r *Responses) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
 	return func(yield func(provider.Delta, error) bool) {
 		var resp *http.Response
-		stream := r.svc.NewStreaming(ctx, r.params(req), option.WithResponseInto(&resp))
+		body, err := r.body(req)
+		if err != nil {
+			yield(provider.Delta{}, r.cfg.mapError(ctx, r.model, err, nil))
+			return
+		}
+		stream := r.svc.NewStreaming(ctx, responses.ResponseNewParams{},
+			option.WithRequestBody("application/json", body), option.WithResponseInto(&resp))
 		defer stream.Close()
 		if err := stream.Err(); err != nil {
 			yield(provider.Delta{}, r.cfg.mapError(ctx, r.model, err, resp))
@@ -77,6 +84,7 @@ func (r *Responses) Stream(ctx context.Context, req provider.Request) iter.Seq2[
 	}
 }
 
+// params renders the request with an empty input list (body fills it in).
 func (r *Responses) params(req provider.Request) responses.ResponseNewParams {
 	model := req.Model
 	if model == "" {
@@ -84,7 +92,7 @@ func (r *Responses) params(req provider.Request) responses.ResponseNewParams {
 	}
 	p := responses.ResponseNewParams{
 		Model: shared.ResponsesModel(model),
-		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responseItems(r.cfg.Provider, req.Entries)},
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{}},
 		Store: oa.Bool(false),
 	}
 	if req.System != "" {
@@ -129,38 +137,76 @@ func responseItems(prefix string, entries []transcript.Entry) responses.Response
 	view, _ := provider.PairedView(entries)
 	items := make(responses.ResponseInputParam, 0, len(view))
 	for _, e := range view {
-		switch e.Type {
-		case transcript.TypeInput:
-			role := responses.EasyInputMessageRoleUser
-			if e.Role == transcript.RoleSystem {
-				role = responses.EasyInputMessageRoleSystem
-			}
-			items = append(items, responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
-				Role: role, Content: inputContent(e)}})
-		case transcript.TypeAssistantText:
-			items = append(items, responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
-				Role: responses.EasyInputMessageRoleAssistant, Content: responses.EasyInputMessageContentUnionParam{OfString: oa.String(e.Text)}}})
-		case transcript.TypeReasoning:
-			// Stateless replay needs the encrypted content; an id alone would make
-			// the server look up a stored item that does not exist.
-			if e.Provider != prefix || e.ProviderID == "" || e.Encrypted == "" {
-				continue
-			}
-			ri := &responses.ResponseReasoningItemParam{ID: e.ProviderID, Summary: []responses.ResponseReasoningItemSummaryParam{},
-				EncryptedContent: oa.String(e.Encrypted)}
-			if e.Text != "" {
-				ri.Summary = append(ri.Summary, responses.ResponseReasoningItemSummaryParam{Text: e.Text})
-			}
-			items = append(items, responses.ResponseInputItemUnionParam{OfReasoning: ri})
-		case transcript.TypeToolCall:
-			items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCall: &responses.ResponseFunctionToolCallParam{
-				CallID: e.CallID, Name: e.Name, Arguments: argsText(e.Args)}})
-		case transcript.TypeToolResult:
-			items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
-				CallID: oa.String(e.CallID), Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: oa.String(resultText(e))}}})
+		if it, ok := responseItem(prefix, e); ok {
+			items = append(items, it)
 		}
 	}
 	return items
+}
+
+// responseItem is the input item for one view entry; false when it makes none.
+func responseItem(prefix string, e transcript.Entry) (responses.ResponseInputItemUnionParam, bool) {
+	switch e.Type {
+	case transcript.TypeInput:
+		role := responses.EasyInputMessageRoleUser
+		if e.Role == transcript.RoleSystem {
+			role = responses.EasyInputMessageRoleSystem
+		}
+		return responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
+			Role: role, Content: inputContent(e)}}, true
+	case transcript.TypeAssistantText:
+		return responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
+			Role: responses.EasyInputMessageRoleAssistant, Content: responses.EasyInputMessageContentUnionParam{OfString: oa.String(e.Text)}}}, true
+	case transcript.TypeReasoning:
+		// Stateless replay needs the encrypted content; an id alone would make
+		// the server look up a stored item that does not exist.
+		if e.Provider != prefix || e.ProviderID == "" || e.Encrypted == "" {
+			return responses.ResponseInputItemUnionParam{}, false
+		}
+		ri := &responses.ResponseReasoningItemParam{ID: e.ProviderID, Summary: []responses.ResponseReasoningItemSummaryParam{},
+			EncryptedContent: oa.String(e.Encrypted)}
+		if e.Text != "" {
+			ri.Summary = append(ri.Summary, responses.ResponseReasoningItemSummaryParam{Text: e.Text})
+		}
+		return responses.ResponseInputItemUnionParam{OfReasoning: ri}, true
+	case transcript.TypeToolCall:
+		return responses.ResponseInputItemUnionParam{OfFunctionCall: &responses.ResponseFunctionToolCallParam{
+			CallID: e.CallID, Name: e.Name, Arguments: argsText(e.Args)}}, true
+	case transcript.TypeToolResult:
+		return responses.ResponseInputItemUnionParam{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
+			CallID: oa.String(e.CallID), Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: oa.String(resultText(e))}}}, true
+	}
+	return responses.ResponseInputItemUnionParam{}, false
+}
+
+// body is the request's JSON, as the client would encode params(req) with
+// responseItems as its input and "stream" set (put first), with each item encoded
+// once per conversation (see Chat.body).
+func (r *Responses) body(req provider.Request) ([]byte, error) {
+	head, err := r.params(req).MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	b, view := r.cache.Begin(req.Entries)
+	defer b.Done()
+	for i := range view {
+		if _, ok := b.Get(i, i+1, 0); ok {
+			continue
+		}
+		js := []byte{} // no item: remembered as such
+		if it, ok := responseItem(r.cfg.Provider, view[i]); ok {
+			if js, err = it.MarshalJSON(); err != nil {
+				return nil, err
+			}
+		}
+		b.Put(i, i+1, 0, js)
+	}
+	out, err := provider.StreamBody(head, "input", b.Pieces())
+	if err != nil {
+		return nil, err
+	}
+	b.OK()
+	return out, nil
 }
 
 func inputContent(e transcript.Entry) responses.EasyInputMessageContentUnionParam {
