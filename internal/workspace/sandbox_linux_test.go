@@ -529,3 +529,20 @@ func TestSandboxV2NoCapabilities(t *testing.T) {
 		}
 	}
 }
+
+// A .git file (worktree, submodule) must not make the namespace set-up fail and the
+// sandbox drop to Landlock alone: the file itself is read-only, and the layers stay.
+func TestSandboxV2GitFileKeepsLayers(t *testing.T) {
+	needNS(t)
+	e := newTestEnv(t)
+	real := t.TempDir()
+	write(t, filepath.Join(e.root, ".git"), "gitdir: "+real+"\n")
+	w := nsWS(t, e, PresetTrusted, nil)
+	res, out := bypass(t, w, "sh -c 'grep NSpid /proc/self/status; echo gitdir: /tmp/evil > .git'", 0)
+	if !strings.Contains(out, "NSpid:\t") || len(strings.Fields(strings.SplitN(strings.SplitN(out, "NSpid:", 2)[1], "\n", 2)[0])) < 2 {
+		t.Errorf("commands run without a PID namespace: %+v %q", res, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.root, ".git")); string(b) != "gitdir: "+real+"\n" {
+		t.Errorf(".git file repointed: %q", b)
+	}
+}

@@ -162,8 +162,10 @@ func (s *SandboxExecutor) Command(ctx context.Context, req ExecRequest) (*exec.C
 }
 
 // Probe starts the exec server once, so a helper that cannot start (e.g. a binary
-// without the hidden subcommand) is found before the first real command. When the
-// namespaces fail, it records why and goes on with Landlock alone — unless Required.
+// without the hidden subcommand) is found before the first real command. The kernel
+// was already found to allow the namespaces (New): a helper that still cannot set
+// them up fails closed — commands are refused, not run with fewer layers — since the
+// cause may be the repository itself (a path shaped to make a mount fail).
 func (s *SandboxExecutor) Probe() error {
 	err := s.probeServer()
 	if err == nil || !s.useNamespaces() {
@@ -172,10 +174,7 @@ func (s *SandboxExecutor) Probe() error {
 	s.mu.Lock()
 	s.nsErr = err
 	s.mu.Unlock()
-	if s.Required {
-		return err
-	}
-	return s.probeServer()
+	return err
 }
 
 // Layers reports what confines commands: the last server's report, and why the

@@ -434,8 +434,17 @@ func sandboxCaches(p *Policy) ([]string, map[string]string) {
 // server restarts when one appears.
 func protectedPaths(root string) []string {
 	git := filepath.Join(root, ".git")
-	out := []string{filepath.Join(git, "config"), filepath.Join(git, "config.worktree"), filepath.Join(git, "hooks"), filepath.Join(root, ".lovia")}
-	if fi, err := os.Lstat(git); err == nil && fi.IsDir() {
+	out := []string{filepath.Join(root, ".lovia")}
+	fi, err := os.Lstat(git)
+	if err == nil && !fi.IsDir() {
+		// A .git file (a worktree or submodule) names the real git directory: the file
+		// itself is read-only, so a command cannot repoint it at a directory of its own
+		// with hooks. The directory it names is judged like any path (outside the root
+		// Landlock keeps it read-only).
+		return append(out, git)
+	}
+	out = append(out, filepath.Join(git, "config"), filepath.Join(git, "config.worktree"), filepath.Join(git, "hooks"))
+	if err == nil && fi.IsDir() {
 		// Without a hooks directory a command could create one; an empty one is what
 		// git init makes anyway.
 		_ = os.Mkdir(filepath.Join(git, "hooks"), 0o755)

@@ -234,7 +234,9 @@ func openTarget(p string) (int, error) {
 // redirect it; the mount point cannot be renamed or unlinked (EBUSY) afterwards.
 func bindReadOnly(src, dst string) (bool, error) {
 	sfd, err := openTarget(src)
-	if errors.Is(err, unix.ENOENT) {
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		// Missing, or below something that is not a directory (.git as a file): there
+		// is nothing to protect at this path.
 		return false, nil
 	}
 	if err != nil {
