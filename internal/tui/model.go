@@ -401,6 +401,7 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		case "esc":
 			m.denyMsg = false
 			m.input.SetValue(m.denyDraft)
+			m.apSel = -1 // going back chooses afresh
 			return nil
 		}
 		var cmd tea.Cmd
