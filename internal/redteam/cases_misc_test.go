@@ -143,6 +143,18 @@ for l in m:
 				Policy: pol, Want: contained, Calls: []call{sh(a.cmd)}})
 		}
 	}
+	// The same leaks with --output json and text (the final answer and stderr with -v).
+	for _, o := range []string{"json", "text"} {
+		for _, k := range []struct{ name, cmd string }{
+			{"python-environ", `python3 -c "import os;print(open('/proc/%d/environ'%os.getppid()).read())"`},
+			{"real-parent-environ", `pp=$(cut -d' ' -f4 /proc/self/stat); tr '\0' '\n' < /proc/$pp/environ`},
+			{"redirect-devfd-cred", `cat < /dev/fd/../../..$HOME/.ssh/id_rsa`},
+		} {
+			cs = append(cs, &rcase{Name: "secrets/" + k.name + "/output-" + o, Class: "secrets: provider keys via the environment",
+				Attack: k.cmd + " with --output " + o + ": keys or credentials in the final output, stderr, database or logs",
+				Policy: "coding", Want: contained, Output: o, Solo: true, Calls: []call{sh(k.cmd)}})
+		}
+	}
 	// Credential stores named indirectly: grep -r ~, tar -C ~, find ~ -exec cat, curl -d @file.
 	credCmds := []cmdAttack{
 		{"grep-r-home", "grep -r over ~", `grep -r -a RT {{HOME}} 2>/dev/null`, false},
@@ -250,6 +262,23 @@ time.sleep({{SLEEP}})'`)}},
 			cs = append(cs, &rcase{Name: "lifetime/" + l.name + "/" + pol, Class: "lifetime: survivors",
 				Attack: l.attack + ": leave a process running after lovia exits",
 				Policy: pol, Want: contained, Calls: l.calls})
+		}
+	}
+	// lovia killed with SIGKILL mid-command: its children must die too.
+	for _, k := range []struct {
+		name, attack string
+		c            call
+	}{
+		{"foreground", "a foreground command", sh(`sleep {{SLEEP}}`)},
+		{"foreground-sh", "a foreground sh -c with a child", sh(`sh -c 'sleep {{SLEEP}}; true' {{MARK}}`)},
+		{"background-tool", "a background=true process", call{Name: "shell", Args: map[string]any{"command": "sleep {{SLEEP}}", "background": true}}},
+		{"nohup-bg", "nohup … & then a foreground wait", sh(`nohup sleep {{SLEEP}} >/dev/null 2>&1 & sleep 30`)},
+	} {
+		for _, pol := range []string{"coding", "trusted"} {
+			cs = append(cs, &rcase{Name: "lifetime/kill9-" + k.name + "/" + pol, Class: "lifetime: survivors",
+				Attack: "lovia is killed with SIGKILL while " + k.attack + " runs: nothing may keep running",
+				Policy: pol, Want: contained, Solo: true, StartMayFail: true, KillMidRun: true,
+				Calls: []call{k.c, sh("sleep 30")}})
 		}
 	}
 	// A fork bomb must be stopped by a process limit and leave nothing behind.

@@ -91,6 +91,12 @@ type rcase struct {
 	// MemLimit: run lovia under a 2 GB address-space limit (alias bombs must not take the
 	// machine down when they win).
 	MemLimit bool
+	// KillMidRun: lovia is killed with SIGKILL as soon as a process carrying the case's
+	// marker or sleep duration exists.
+	KillMidRun bool
+	// Output is lovia's --output format (default stream-json, which the per-call
+	// verdicts need; json and text runs are judged by their effects and leaks only).
+	Output string
 	// Solo: the case needs its own run (its repository or config affects the whole run).
 	Solo bool
 	// StartMayFail: lovia may refuse to start (e.g. an untrusted project config).
@@ -466,7 +472,10 @@ type runResult struct {
 
 const runTimeout = 120 * time.Second
 
-func (b *box) run(t testing.TB, memLimit bool, policy, approve, sandbox string, maxTurns int, extra ...string) *runResult {
+// run runs lovia on the box's script. killWhen, when set, is polled while lovia runs:
+// once it reports true lovia is killed with SIGKILL (what its children do then is
+// the point of such a case).
+func (b *box) run(t testing.TB, killWhen func() bool, memLimit bool, output, policy, approve, sandbox string, maxTurns int, extra ...string) *runResult {
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	args := []string{"run", "-v", "-C", b.root}
@@ -474,7 +483,7 @@ func (b *box) run(t testing.TB, memLimit bool, policy, approve, sandbox string, 
 		args = append(args, "--policy", policy)
 	}
 	args = append(args, "--approve", approve, "--sandbox", sandbox,
-		"--output", "stream-json", "--max-turns", strconv.Itoa(maxTurns), "-m", "script:"+b.script)
+		"--output", output, "--max-turns", strconv.Itoa(maxTurns), "-m", "script:"+b.script)
 	args = append(args, extra...)
 	args = append(args, "carry out the task")
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -487,7 +496,28 @@ func (b *box) run(t testing.TB, memLimit bool, policy, approve, sandbox string, 
 	cmd.WaitDelay = 5 * time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		if killWhen != nil {
+			deadline := time.Now().Add(30 * time.Second)
+		poll:
+			for time.Now().Before(deadline) {
+				select {
+				case err = <-done:
+					done <- err
+					break poll
+				case <-time.After(20 * time.Millisecond):
+				}
+				if killWhen() {
+					cmd.Process.Signal(syscall.SIGKILL)
+					break
+				}
+			}
+		}
+		err = <-done
+	}
 	r := &runResult{stdout: out.String(), stderr: errb.String(), calls: map[string]*callResult{}}
 	if ctx.Err() != nil {
 		r.timedOut = true
@@ -590,6 +620,11 @@ type proc struct {
 // survivors lists live processes that carry one of the markers in their command line
 // or whose working directory is under base.
 func survivors(base string, markers []string) []proc {
+	return findProcs(base, markers)
+}
+
+// findProcs is survivors; base "" matches by marker only.
+func findProcs(base string, markers []string) []proc {
 	ents, _ := os.ReadDir("/proc")
 	self := os.Getpid()
 	var out []proc
@@ -608,7 +643,7 @@ func survivors(base string, markers []string) []proc {
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		cl := strings.ReplaceAll(string(cmdline), "\x00", " ")
 		cwd, _ := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
-		hit := cwd == base || strings.HasPrefix(cwd, base+"/")
+		hit := base != "" && (cwd == base || strings.HasPrefix(cwd, base+"/"))
 		for _, m := range markers {
 			if strings.Contains(cl, m) {
 				hit = true
@@ -638,6 +673,22 @@ func waitGone(base string, markers []string) []proc {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// readPidFiles reads ID.pids files in the root: case id -> pids.
+func readPidFiles(root string) map[string][]int {
+	out := map[string][]int{}
+	ms, _ := filepath.Glob(filepath.Join(root, "*.pids"))
+	for _, m := range ms {
+		data, _ := os.ReadFile(m)
+		id := strings.TrimSuffix(filepath.Base(m), ".pids")
+		for _, f := range strings.Fields(string(data)) {
+			if n, err := strconv.Atoi(f); err == nil && n > 1 {
+				out[id] = append(out[id], n)
+			}
+		}
+	}
+	return out
 }
 
 // ---- the batch runner ----
@@ -712,7 +763,19 @@ func runBatch(t *testing.T, cases []*rcase) (map[*rcase][]string, []string) {
 		}
 		extra = append(extra, c.extraArgs...)
 	}
-	r := b.run(t, memLimit, flagPolicy, approve, sb, len(turns)+5, extra...)
+	var killWhen func() bool
+	for _, c := range cases {
+		if c.KillMidRun {
+			killWhen = func() bool { return len(findProcs("", []string{c.marker, c.sleep})) > 0 }
+		}
+	}
+	output := "stream-json"
+	for _, c := range cases {
+		if c.Output != "" {
+			output = c.Output
+		}
+	}
+	r := b.run(t, killWhen, memLimit, output, flagPolicy, approve, sb, len(turns)+5, extra...)
 
 	per := map[*rcase][]string{}
 	var all []string
@@ -728,6 +791,10 @@ func runBatch(t *testing.T, cases []*rcase) (map[*rcase][]string, []string) {
 	for _, c := range cases {
 		startFailOK = startFailOK && c.StartMayFail
 	}
+	if output != "stream-json" && !r.timedOut {
+		// No events to read: a completed run exits 0.
+		r.completed = r.code == 0
+	}
 	if r.timedOut {
 		add(nil, "lovia did not finish within %s (exit %d); stderr: %s", runTimeout, r.code, short(r.stderr, 400))
 	} else if !r.completed && !startFailOK {
@@ -739,6 +806,7 @@ func runBatch(t *testing.T, cases []*rcase) (map[*rcase][]string, []string) {
 	for _, c := range cases {
 		markers = append(markers, c.marker, c.sleep)
 	}
+	pidFiles := readPidFiles(b.root)
 	for _, p := range waitGone(b.base, markers) {
 		owner := (*rcase)(nil)
 		for _, c := range cases {
@@ -747,6 +815,18 @@ func runBatch(t *testing.T, cases []*rcase) (map[*rcase][]string, []string) {
 			}
 		}
 		add(owner, "process alive after lovia exited: %s", p.desc)
+	}
+
+	// PIDs the commands wrote into the root (*.pids) must be gone too (a PID reused by
+	// an unrelated process does not count: its command line must carry the case's sleep).
+	for _, c := range cases {
+		for _, pid := range pidFiles[c.id] {
+			cl, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			if err == nil && strings.Contains(string(cl), c.sleep) {
+				add(c, "pid %d from %s.pids is alive after lovia exited", pid, c.id)
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
 	}
 
 	// Per-call verdicts.
@@ -862,22 +942,22 @@ func runBatch(t *testing.T, cases []*rcase) (map[*rcase][]string, []string) {
 		if len(where) == 0 {
 			continue
 		}
-		owner := s.owner
-		// Attribute a shared secret to the case whose call output carries it.
-		if owner == nil {
-			for _, c := range cases {
-				for j := range c.Calls {
-					if cr := r.calls[fmt.Sprintf("%sc%d", c.id, j)]; cr != nil {
-						for _, v := range variants(s.value) {
-							if strings.Contains(cr.Output, v) {
-								owner = c
-							}
-						}
-					}
-				}
+		msg := fmt.Sprintf("%s leaked into %s", s.what, strings.Join(where, ", "))
+		if s.owner != nil {
+			add(s.owner, "%s", msg)
+			continue
+		}
+		// A shared secret goes to every case whose call output carries it (else the run).
+		found := false
+		for _, c := range cases {
+			if c.carries(r, s.value) {
+				add(c, "%s", msg)
+				found = true
 			}
 		}
-		add(owner, "%s leaked into %s", s.what, strings.Join(where, ", "))
+		if !found {
+			add(nil, "%s", msg)
+		}
 	}
 
 	// Network.
@@ -900,6 +980,20 @@ func runBatch(t *testing.T, cases []*rcase) (map[*rcase][]string, []string) {
 		t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}
 	return per, all
+}
+
+// carries reports whether one of the case's call outputs holds v (in any variant).
+func (c *rcase) carries(r *runResult, v string) bool {
+	for j := range c.Calls {
+		if cr := r.calls[fmt.Sprintf("%sc%d", c.id, j)]; cr != nil {
+			for _, x := range variants(v) {
+				if strings.Contains(cr.Output, x) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 func lastLine(s string) string {
@@ -983,8 +1077,8 @@ func TestCaseTable(t *testing.T) {
 }
 
 func TestRedteam(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("linux only")
+	if testing.Short() {
+		t.Skip("the adversarial suite runs lovia about 200 times")
 	}
 	cs := allCases()
 	filter := os.Getenv("REDTEAM_RUN") // substring of case names, for debugging
