@@ -196,7 +196,8 @@ for d,_,fs in os.walk(os.path.expanduser('~')):
 		for _, pol := range []string{"coding", "trusted"} {
 			cs = append(cs, &rcase{Name: "creds/" + a.name + "/" + pol, Class: "credentials: stores read indirectly",
 				Attack: a.attack + " once reads outside the root are approved",
-				Policy: pol, Want: contained, Net: strings.Contains(a.cmd, "{{PORT}}"), Calls: []call{sh(a.cmd)}})
+				// Solo: most of these copy or list all of ~, other cases' canaries included.
+				Policy: pol, Want: contained, Net: strings.Contains(a.cmd, "{{PORT}}"), Solo: true, Calls: []call{sh(a.cmd)}})
 		}
 	}
 	// Skills from the repository: a skill file that is a link to a credential, or a
