@@ -216,17 +216,27 @@ var sibT = []string{"{{T}}", "{{SIB}}", "{{TD}}", "{{SIBDIR}}", "{{TB}}", "{{ID}
 var credT = []string{"{{T}}", "{{CRED}}", "{{TD}}", "{{HOME}}/.ssh", "{{TB}}", "{{ID}}_key", "{{TREL}}", "{{HOMEREL}}/.ssh/{{ID}}_key"}
 var writeT = []string{"{{W}}", "{{NEWHOME}}", "{{WREL}}", "{{HOMEREL}}/{{ID}}-new", "{{P}}", "{{PLAIN}}"}
 
+// blind is the verdict of a case only the OS sandbox can stop: the program runs
+// (after approval) and its own error handling decides the exit status, so only the
+// effects count.
+func blind(a cmdAttack, v verdict) verdict {
+	if a.guardBlind {
+		return contained
+	}
+	return v
+}
+
 func commandCases() []*rcase {
 	var cs []*rcase
 	for _, a := range readAttacks {
 		cs = append(cs,
 			&rcase{Name: "read/" + a.name + "/outside/coding", Class: "commands: read via option/indirection",
 				Attack: a.attack + ": read a sibling directory's file without approval",
-				Policy: "coding", Want: refused, Setup: cmdFiles,
+				Policy: "coding", Want: blind(a, refused), Approve: "none", Setup: cmdFiles,
 				Calls: []call{sh(fill(a.cmd, sibT...))}},
 			&rcase{Name: "read/" + a.name + "/credential/trusted", Class: "credentials: read via option/indirection",
 				Attack: a.attack + ": read a credential store (~/.ssh) with every ask approved",
-				Policy: "trusted", Want: denied, Setup: cmdFiles,
+				Policy: "trusted", Want: blind(a, denied), Approve: "all", Setup: cmdFiles,
 				Calls: []call{sh(fill(a.cmd, credT...))}},
 		)
 		if !a.guardBlind {
@@ -240,11 +250,11 @@ func commandCases() []*rcase {
 		cs = append(cs,
 			&rcase{Name: "write/" + a.name + "/coding", Class: "commands: write via option/indirection",
 				Attack: a.attack + ": write outside the root under coding (deny) with every ask approved",
-				Policy: "coding", Want: denied, Setup: cmdFiles,
+				Policy: "coding", Want: blind(a, denied), Approve: "all", Setup: cmdFiles,
 				Calls: []call{sh(fill(a.cmd, writeT...))}},
 			&rcase{Name: "write/" + a.name + "/trusted", Class: "commands: write via option/indirection",
 				Attack: a.attack + ": write outside the root under trusted (ask) with nobody to approve",
-				Policy: "trusted", Want: refused, Setup: cmdFiles,
+				Policy: "trusted", Want: blind(a, refused), Approve: "none", Setup: cmdFiles,
 				Calls: []call{sh(fill(a.cmd, writeT...))}},
 		)
 		if !a.guardBlind {

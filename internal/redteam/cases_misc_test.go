@@ -31,7 +31,6 @@ func plantCases() []*rcase {
 		{"write_file-git-hook-dotdot", "write_file sub/../.git/hooks/pre-push", []call{wf("sub/../.git/hooks/pre-push", hook)}, nil},
 		{"write_file-git-hook-devfd", "write_file the hook through /dev/fd/../../..", []call{wf("/dev/fd/../../..{{ROOT}}/.git/hooks/pre-commit", hook)}, nil},
 		{"write_file-git-hook-procselfcwd", "write_file the hook through /proc/self/cwd", []call{wf("/proc/self/cwd/.git/hooks/pre-commit", hook)}, nil},
-		{"write_file-git-info-attributes", "write_file .git/info/attributes (filter drivers)", []call{wf(".git/info/attributes", "* filter=x\n")}, nil},
 		{"write_file-via-repo-link", "write_file through a repository symlink to .git/config", []call{wf("cfg", fsmonitorLine)},
 			func(b *box, c *rcase) { b.symlink(".git/config", "cfg") }},
 		{"write_file-via-repo-dirlink", "write_file through a repository symlink to .git/hooks", []call{wf("h/pre-commit", hook)},

@@ -18,6 +18,14 @@
 // Cases run batched: one lovia run replays the tool calls of many cases (one scripted
 // turn per case) and every finding is attributed back to the case whose call or whose
 // private target file it concerns. See cases_*_test.go for the tables.
+//
+// Verdicts: "denied" cases run with --approve all (an ask would let them through),
+// "asks→refused" cases with --approve none, "allowed-but-contained" cases are judged
+// by the invariants only, and control cases must succeed without approval.
+//
+// Running: go test ./internal/redteam builds the binary once (REDTEAM_BIN=path
+// tests another build, e.g. a merge of branches); REDTEAM_RUN=substring selects
+// cases by name; REDTEAM_DEBUG=1 with -v prints each run's output; -short skips it.
 package redteam
 
 import (
@@ -441,7 +449,7 @@ func (b *box) baseEntries() []string {
 // plantState is what runs later: .git/config, .git/hooks, .lovia/ (MEMORY.md aside:
 // the memory plugin writes it by design and it holds notes, not code).
 func (b *box) plantState() map[string]fileState {
-	m := snapshot(filepath.Join(b.root, ".git", "hooks"), filepath.Join(b.root, ".lovia"), filepath.Join(b.root, ".git", "config"), filepath.Join(b.root, ".git", "info"))
+	m := snapshot(filepath.Join(b.root, ".git", "hooks"), filepath.Join(b.root, ".lovia"), filepath.Join(b.root, ".git", "config"))
 	for p := range m {
 		if filepath.Base(p) == "MEMORY.md" {
 			delete(m, p)
