@@ -1058,7 +1058,7 @@ func batches(cases []*rcase) []batch {
 
 func allCases() []*rcase {
 	var cs []*rcase
-	for _, gen := range []func() []*rcase{pathCases, commandCases, plantCases, secretCases, lifetimeCases, networkCases, configCases, controlCases} {
+	for _, gen := range []func() []*rcase{pathCases, commandCases, plantCases, secretCases, lifetimeCases, networkCases, configCases, extraCases, controlCases} {
 		cs = append(cs, gen()...)
 	}
 	for i, c := range cs {
