@@ -195,8 +195,8 @@ for d,_,fs in os.walk(os.path.expanduser('~')):
 		for _, pol := range []string{"coding", "trusted"} {
 			cs = append(cs, &rcase{Name: "creds/" + a.name + "/" + pol, Class: "credentials: stores read indirectly",
 				Attack: a.attack + " once reads outside the root are approved",
-				// Solo: most of these copy or list all of ~, other cases' canaries included.
-				Policy: pol, Want: contained, Net: strings.Contains(a.cmd, "{{PORT}}"), Solo: true, Calls: []call{sh(a.cmd)}})
+				// Solo when it copies or lists all of ~ (other cases' canaries included).
+				Policy: pol, Want: contained, Net: strings.Contains(a.cmd, "{{PORT}}"), Solo: wholeHome[a.name], Calls: []call{sh(a.cmd)}})
 		}
 	}
 	// Skills from the repository: a skill file that is a link to a credential, or a
@@ -220,6 +220,11 @@ for d,_,fs in os.walk(os.path.expanduser('~')):
 	}
 	return cs
 }
+
+// wholeHome are the credential cases that read all of ~.
+var wholeHome = map[string]bool{"grep-r-home": true, "grep-r-tilde": true, "grep-r-cd-home": true, "tar-C-home": true,
+	"tar-C-home-attached": true, "find-home-exec-cat": true, "find-home-name": true, "du-a-home": true, "cat-glob": true,
+	"cat-brace": true, "cp-r-home": true, "zip-home": true, "python-walk": true, "git-add-outside": true, "ls-ssh": true, "cp-into-root": true}
 
 // ---- class 6: processes that outlive lovia ----
 
