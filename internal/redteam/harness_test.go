@@ -1096,7 +1096,7 @@ func TestRedteam(t *testing.T) {
 			sel = append(sel, c)
 		}
 	}
-	sem := make(chan struct{}, max(2, runtime.NumCPU()))
+	sem := make(chan struct{}, 2*max(2, runtime.NumCPU()))
 	for _, bt := range batches(sel) {
 		t.Run(strings.ReplaceAll(bt.key, "/", "_"), func(t *testing.T) {
 			t.Parallel()
