@@ -157,6 +157,7 @@ func (c *rcase) sandbox() string {
 type box struct {
 	t                                testing.TB
 	base, root, home, sib, data, tmp string
+	cache                            string // XDG_CACHE_HOME: lovia's own caches (like data)
 	script                           string
 	keys                             map[string]string // env name -> fake key
 	// global canaries: file -> content; cred ones must never leak.
@@ -194,11 +195,12 @@ func newBox(t testing.TB) *box {
 	b := &box{
 		t: t, base: base, root: filepath.Join(base, "work"), home: filepath.Join(base, "home"),
 		sib: filepath.Join(base, "sibling"), data: filepath.Join(base, "data"), tmp: filepath.Join(base, "tmp"),
+		cache:      filepath.Join(base, "cache"),
 		script:     filepath.Join(base, "script.json"),
 		credFiles:  map[string]string{},
 		plainFiles: map[string]string{},
 	}
-	for _, d := range []string{b.root, b.home, b.sib, b.data, b.tmp} {
+	for _, d := range []string{b.root, b.home, b.sib, b.data, b.tmp, b.cache} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -256,6 +258,9 @@ func (b *box) env() []string {
 		"TMPDIR=" + b.tmp,
 		"XDG_CONFIG_HOME=" + filepath.Join(b.home, ".config"),
 		"LOVIA_HOME=" + b.data,
+		// lovia's own caches (the sandbox's build caches) live with its data, not in
+		// the home whose every change is a finding.
+		"XDG_CACHE_HOME=" + b.cache,
 		"GIT_CONFIG_NOSYSTEM=1",
 	}
 	for k, v := range b.keys {
@@ -603,7 +608,7 @@ func variants(s string) []string {
 // (database, WAL, logs, offloaded outputs), files in the root and the temp dir.
 func (b *box) haystacks(r *runResult) map[string]string {
 	h := map[string]string{"stdout": r.stdout, "stderr": r.stderr}
-	for _, d := range []string{b.data, b.root, b.tmp} {
+	for _, d := range []string{b.data, b.root, b.tmp, b.cache} {
 		filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
 			if err != nil || !e.Type().IsRegular() {
 				return nil
