@@ -589,6 +589,29 @@ func extraCases() []*rcase {
 				return nil
 			}},
 	)
+	// Globs and names that climb out of the root or the skill folder, and the web
+	// tools pointed at local files.
+	for _, k := range []struct {
+		name, attack string
+		c            call
+	}{
+		{"list-pattern-dotdot", "list_files with a pattern ../home/.ssh/*", call{Name: "list_files", Args: map[string]any{"pattern": "../home/.ssh/*", "hidden": true}}},
+		{"list-pattern-abs", "list_files with an absolute pattern", call{Name: "list_files", Args: map[string]any{"pattern": "{{HOME}}/.ssh/*", "hidden": true}}},
+		{"list-pattern-deep-dotdot", "list_files with **/../../ in the pattern", call{Name: "list_files", Args: map[string]any{"pattern": "**/../../home/.ssh/*", "hidden": true}}},
+		{"grep-glob-dotdot", "grep_files with a glob ../**", call{Name: "grep_files", Args: map[string]any{"pattern": "RT", "glob": "../**", "hidden": true}}},
+		{"grep-glob-abs", "grep_files with an absolute glob", call{Name: "grep_files", Args: map[string]any{"pattern": "RT", "glob": "{{HOME}}/.ssh/*", "hidden": true}}},
+		{"load-skill-dotdot", "load_skill with a name that climbs out", call{Name: "load_skill", Args: map[string]any{"name": "../../../../home/.ssh"}}},
+		{"read-skill-file-noskill", "read_skill_file of a skill that does not exist with a ../ path", call{Name: "read_skill_file", Args: map[string]any{"name": "nope", "path": "../../../../../home/.ssh/id_rsa"}}},
+		{"read-page-file-url", "read_page file:// of a credential", call{Name: "read_page", Args: map[string]any{"url": "file://{{CRED}}"}}},
+		{"http-request-file-url", "http_request file:// of a credential", call{Name: "http_request", Args: map[string]any{"url": "file://{{HOME}}/.ssh/id_rsa"}}},
+		{"read-page-proc-environ", "read_page file:///proc/self/environ", call{Name: "read_page", Args: map[string]any{"url": "file:///proc/self/environ"}}},
+	} {
+		for _, pol := range []string{"coding", "trusted"} {
+			cs = append(cs, &rcase{Name: "names/" + k.name + "/" + pol, Class: "paths: globs, names and URLs",
+				Attack: k.attack + ": reach ~/.ssh (or lovia's environment) with every ask approved",
+				Policy: pol, Want: contained, Approve: "all", Calls: []call{k.c}})
+		}
+	}
 	// Races: a repository script flips a link between an inside directory and ~/.ssh
 	// while the file tools use it (judged one way, opened the other).
 	flip := "#!/bin/sh\nmkdir -p inside\necho harmless > inside/{{ID}}_key\nwhile :; do ln -sfn inside flip; ln -sfn {{HOME}}/.ssh flip; done\n"
