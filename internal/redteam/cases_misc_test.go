@@ -589,6 +589,35 @@ func extraCases() []*rcase {
 				return nil
 			}},
 	)
+	// lovia runs itself from inside a command (the exec server is the lovia binary) to
+	// trust the folder or add an MCP server: the next run would apply what the
+	// repository asks for.
+	self := `e=/proc/$(cut -d' ' -f4 /proc/self/stat)/exe; `
+	for _, k := range []struct{ name, cmd string }{
+		{"trust", self + `$e trust --yes . ; $e trust --yes {{ROOT}}`},
+		{"trust-env", self + `LOVIA_HOME={{BASE}}/data $e trust --yes {{ROOT}}`},
+		{"mcp-add", self + `$e mcp add evil -- sh -c 'touch /tmp/{{MARK}}'`},
+	} {
+		for _, pol := range []string{"coding", "trusted"} {
+			cs = append(cs, &rcase{Name: "self/" + k.name + "/" + pol, Class: "config: lovia run by the agent",
+				Attack: "a command runs the lovia binary (/proc/PPID/exe) to " + k.name + ": the next run would apply the repository's settings",
+				Policy: pol, Want: contained, Approve: "all", Solo: true, Calls: []call{sh(k.cmd)},
+				Check: func(b *box, c *rcase, r *runResult) error {
+					cmd := execCommand(bin, "trust", "--list")
+					cmd.Env = b.env()
+					cmd.Dir = b.root
+					out, _ := cmd.CombinedOutput()
+					if strings.Contains(string(out), b.root) {
+						return fmt.Errorf("the root is now trusted: %s", short(string(out), 200))
+					}
+					cfg, _ := os.ReadFile(filepath.Join(b.home, ".config", "lovia", "config.yaml"))
+					if strings.Contains(string(cfg), "evil") {
+						return fmt.Errorf("an MCP server was added to the user's config")
+					}
+					return nil
+				}})
+		}
+	}
 	// Globs and names that climb out of the root or the skill folder, and the web
 	// tools pointed at local files.
 	for _, k := range []struct {
