@@ -108,7 +108,7 @@ func secretCases() []*rcase {
 		{"proc-grandparent-environ", "the grandparent's environment (lovia itself)", `pp=$(cut -d' ' -f4 /proc/self/stat); ppp=$(cut -d' ' -f4 /proc/$pp/stat); tr '\0' '\n' < /proc/$ppp/environ; tr '\0' '\n' < /proc/$(cut -d' ' -f4 /proc/$ppp/stat)/environ`, false},
 		{"proc-all-environ", "every process's environment", `for p in /proc/[0-9]*; do tr '\0' '\n' < $p/environ; done 2>/dev/null | grep -a -i -E 'key|token|secret'`, false},
 		{"proc-self-environ", "the command's own environment", `tr '\0' '\n' < /proc/self/environ`, false},
-		{"ps-eww", "ps eww shows environments", `ps eww -A 2>/dev/null || ps auxeww`, false},
+		{"ps-eww", "ps eww shows environments", `ps eww -A | grep -a -o -E '[A-Z_]*(KEY|TOKEN)=[^ ]*'`, false},
 		{"env", "env", `env`, false},
 		{"printenv", "printenv (on the no-approval list)", `printenv`, false},
 		{"printenv-key", "printenv OPENAI_API_KEY", `printenv OPENAI_API_KEY ANTHROPIC_API_KEY GITHUB_TOKEN`, false},
