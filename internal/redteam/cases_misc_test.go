@@ -5,6 +5,7 @@ package redteam
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -373,6 +374,9 @@ func appendFile(b *box, p, s string) {
 }
 
 func gitCommit(b *box) {
+	if _, err := exec.LookPath("git"); err != nil {
+		b.t.Skip("git is not installed")
+	}
 	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=rt", "-c", "user.email=rt@example.com", "commit", "-q", "-m", "init"}} {
 		cmd := execCommand("git", args...)
 		cmd.Dir = b.root
