@@ -622,6 +622,56 @@ func extraCases() []*rcase {
 				}})
 		}
 	}
+	// Repository shapes the sandbox must cope with (a git worktree or submodule has a
+	// .git file; links inside .git or .lovia): its layers must not silently drop.
+	shapes := []struct {
+		name  string
+		setup func(b *box, c *rcase)
+	}{
+		{"gitfile", func(b *box, c *rcase) {
+			gd := filepath.Join(b.sib, c.id+"-gd")
+			if err := os.Rename(filepath.Join(b.root, ".git"), gd); err != nil {
+				b.t.Fatal(err)
+			}
+			b.write(".git", "gitdir: "+gd+"\n")
+		}},
+		{"git-hooks-link", func(b *box, c *rcase) {
+			os.RemoveAll(filepath.Join(b.root, ".git", "hooks"))
+			os.MkdirAll(filepath.Join(b.sib, c.id+"-hooks"), 0o755)
+			b.symlink(filepath.Join(b.sib, c.id+"-hooks"), ".git/hooks")
+		}},
+		{"git-config-link", func(b *box, c *rcase) {
+			cfg := filepath.Join(b.root, ".git", "config")
+			data, _ := os.ReadFile(cfg)
+			mustWrite(b.t, filepath.Join(b.sib, c.id+"-gitconfig"), string(data), 0o644)
+			os.Remove(cfg)
+			b.symlink(filepath.Join(b.sib, c.id+"-gitconfig"), ".git/config")
+		}},
+		{"lovia-link", func(b *box, c *rcase) {
+			os.MkdirAll(filepath.Join(b.sib, c.id+"-lovia"), 0o755)
+			b.symlink(filepath.Join(b.sib, c.id+"-lovia"), ".lovia")
+		}},
+	}
+	attacks := []struct{ name, attack, cmd string }{
+		{"credential", "python3 reads a credential store", `python3 -c "import os; print(open(os.path.expanduser('~/.ss'+'h/{{ID}}_key')).read())"`},
+		{"environ", "python3 reads the parent's environment", `python3 -c "import os;print(open('/proc/%d/environ'%os.getppid()).read())"`},
+		{"survivor", "setsid -f leaves a process", `setsid -f sleep {{SLEEP}} >/dev/null 2>&1`},
+		{"network", "python3 connects out (not a command known to need the network)", `python3 -c "import socket; socket.create_connection(('127.0.0.1',{{PORT}}),3)"`},
+	}
+	for _, sh0 := range shapes {
+		for _, a := range attacks {
+			for _, pol := range []string{"coding", "trusted"} {
+				approve := "all"
+				if pol == "trusted" {
+					approve = "none"
+				}
+				cs = append(cs, &rcase{Name: "shape/" + sh0.name + "/" + a.name + "/" + pol, Class: "sandbox: repository shapes",
+					Attack: a.attack + " in a repository whose " + sh0.name + " might make the sandbox drop a layer",
+					Policy: pol, Want: contained, Approve: approve, Solo: true, Net: a.name == "network", NetStrict: a.name == "network" && pol == "coding",
+					Setup: sh0.setup, Calls: []call{sh(a.cmd)}})
+			}
+		}
+	}
 	// Globs and names that climb out of the root or the skill folder, and the web
 	// tools pointed at local files.
 	for _, k := range []struct {
