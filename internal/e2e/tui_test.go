@@ -153,8 +153,11 @@ func TestChatInTmux(t *testing.T) {
 	s.waitFor("Reading the files now.", 10*time.Second)
 
 	// The shell call needs approval under the coding policy: allow it once.
-	s.waitVisible("[y] allow once", 10*time.Second)
-	s.text("y")
+	// Answered by an explicit choice: a digit selects, Enter confirms after the guard.
+	s.waitVisible("1. allow once", 10*time.Second)
+	s.text("1")
+	s.waitVisible("Enter confirms allow once", 5*time.Second)
+	s.keys("Enter")
 	// (the command itself is on screen in the approval box: wait for the result line)
 	s.waitFor("✓ shell touch made-by-shell.txt", 10*time.Second)
 	if _, err := os.Stat(filepath.Join(repo, "made-by-shell.txt")); err != nil {
@@ -209,7 +212,8 @@ func TestChatInTmux(t *testing.T) {
 	s.waitFor("── session "+first, 5*time.Second)
 	s.waitVisible("session "+first, 5*time.Second)
 
-	// Quit; the exit line says how to continue.
+	// Quit (Ctrl-C twice on an empty prompt); the exit line says how to continue.
+	s.keys("C-c")
 	s.keys("C-c")
 	sc = s.waitFor("LOVIA-EXITED", 10*time.Second)
 	if !strings.Contains(sc, "Continue this session with: lovia chat -s "+first) {

@@ -425,8 +425,8 @@ func renderTodos(th Theme, args json.RawMessage) string {
 }
 
 // renderApproval draws a pending approval: what is asked (the command split into its
-// subcommands, or the path and diff) and the keys that answer it.
-func renderApproval(th Theme, c *toolCall, width int, more int) string {
+// subcommands, or the path and diff) and the numbered answers, sel highlighted.
+func renderApproval(th Theme, c *toolCall, width int, more int, sel int, armed bool) string {
 	a := c.Approval
 	var b strings.Builder
 	title := "Allow " + sanitize(c.Name) + "?"
@@ -439,6 +439,8 @@ func renderApproval(th Theme, c *toolCall, width int, more int) string {
 		title = "Allow network access?"
 	case "mcp":
 		title = "Allow the MCP tool " + c.Name + "?"
+	case "question":
+		title = "The agent asks you"
 	}
 	if more > 0 {
 		title += fmt.Sprintf("  (+%d more waiting)", more)
@@ -450,7 +452,7 @@ func renderApproval(th Theme, c *toolCall, width int, more int) string {
 			b.WriteString(bar + l + "\n")
 		}
 	}
-	if len(a.Subcommands) > 1 {
+	if len(a.Subcommands) > 1 && a.Kind != "question" {
 		for _, sc := range a.Subcommands {
 			b.WriteString(bar + th.Dim.Render("  • ") + ansi.Truncate(oneLine(sc), width-8, "…") + "\n")
 		}
@@ -463,38 +465,23 @@ func renderApproval(th Theme, c *toolCall, width int, more int) string {
 			b.WriteString(bar + l[min(2, len(l)):] + "\n")
 		}
 	}
-	session := "allow for session"
-	if a.Kind == "mcp" {
-		session = "allow this tool for the session"
-	} else if len(a.Rules) > 0 {
-		session += " (" + strings.Join(a.Rules, ", ") + ")"
-	}
-	keys := []string{
-		th.OK.Render("[y]") + " allow once",
-		th.OK.Render("[a]") + " " + session,
-		th.Err.Render("[n]") + " deny",
-		th.Err.Render("[m]") + " deny with message",
-	}
-	// Keys on as few lines as fit.
-	line := ""
-	var rows []string
-	for _, k := range keys {
-		if line != "" && ansi.StringWidth(line)+2+ansi.StringWidth(k) > width-2 {
-			rows = append(rows, line)
-			line = ""
+	opts := approvalOptions(a)
+	for i, o := range opts {
+		mark := "  "
+		label := th.OK.Render(fmt.Sprintf("%d.", i+1)) + " " + o.label
+		if o.danger {
+			label = th.Err.Render(fmt.Sprintf("%d.", i+1)) + " " + o.label
 		}
-		if line != "" {
-			line += "  "
+		if i == sel {
+			mark = th.Warn.Render("› ")
+			label = th.ToolName.Render(fmt.Sprintf("%d. %s", i+1, o.label))
 		}
-		line += k
+		b.WriteString(bar + ansi.Truncate(mark+label, width-4, "…") + "\n")
 	}
-	rows = append(rows, line)
-	for i, r := range rows {
-		if i == len(rows)-1 {
-			b.WriteString(th.Warn.Render("╰ ") + ansi.Truncate(r, width-2, "…"))
-		} else {
-			b.WriteString(bar + ansi.Truncate(r, width-2, "…") + "\n")
-		}
+	hint := fmt.Sprintf("↑/↓ or 1–%d to choose, Enter to confirm · typing goes to the prompt", len(opts))
+	if sel >= 0 && armed {
+		hint = "Enter confirms " + opts[sel].label
 	}
+	b.WriteString(th.Warn.Render("╰ ") + th.Dim.Render(ansi.Truncate(hint, width-2, "…")))
 	return b.String()
 }

@@ -66,7 +66,7 @@ func FuzzModel(f *testing.F) {
 					hs.events(completed(usage.Usage{}))
 				}
 			case 13:
-				hs.typeText("y")
+				hs.choose(1)
 			}
 			if hs.m.run == nil && !hs.m.starting && i%5 == 0 {
 				hs.typeText("more")

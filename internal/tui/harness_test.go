@@ -77,6 +77,13 @@ type harness struct {
 	b       *fakeBackend
 	printed strings.Builder
 	clock   time.Time
+	timers  []timer
+}
+
+// timer is a tick the model asked for; advance delivers it.
+type timer struct {
+	at time.Time
+	fn func(time.Time) tea.Msg
 }
 
 func newHarness(t testing.TB, w, h int) *harness {
@@ -92,7 +99,10 @@ func newHarness(t testing.TB, w, h int) *harness {
 		return nil
 	}
 	hs.m.wait = func(Handle) tea.Cmd { return nil }
-	hs.m.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
+	hs.m.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+		hs.timers = append(hs.timers, timer{at: hs.clock.Add(d), fn: fn})
+		return nil
+	}
 	hs.exec(hs.m.Init())
 	return hs
 }
@@ -141,6 +151,32 @@ func (h *harness) key(code rune, mod ...tea.KeyMod) {
 		k.Mod |= md
 	}
 	h.send(k)
+}
+
+// advance moves the clock by d and delivers the ticks that are due.
+func (h *harness) advance(d time.Duration) {
+	h.clock = h.clock.Add(d)
+	var due []timer
+	keep := h.timers[:0]
+	for _, tm := range h.timers {
+		if tm.at.After(h.clock) {
+			keep = append(keep, tm)
+		} else {
+			due = append(due, tm)
+		}
+	}
+	h.timers = keep
+	for _, tm := range due {
+		h.send(tm.fn(h.clock))
+	}
+}
+
+// choose answers the pending approval the explicit way: after the guard, select
+// answer n (1-based) with a digit and confirm with Enter.
+func (h *harness) choose(n int) {
+	h.advance(approvalGuard)
+	h.typeText(string(rune('0' + n)))
+	h.enter()
 }
 
 func (h *harness) enter() { h.key(tea.KeyEnter) }

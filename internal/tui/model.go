@@ -150,7 +150,14 @@ type Model struct {
 	children       map[string]*child // running subagents
 	childOrder     []string
 	approvals      []string
-	denyMsg        bool
+	apHead         string // the approval the selection and guard belong to
+	apSel          int    // selected answer, -1 for none
+	apArmed        bool   // the guard after the approval appeared is over
+	apGen          int
+	denyMsg        bool // the prompt takes the message of a chosen answer
+	textAllow      bool // that answer allows (ask_human) or denies
+	quitArmed      bool // one Ctrl-C on an empty prompt; a second quits
+	quitGen        int
 	interrupting   bool
 	denyDraft      string
 	queued         []queuedMsg
@@ -270,7 +277,7 @@ func (m *Model) ActiveRun() Handle { return m.run }
 // Update handles one message. It never blocks and does no I/O.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
-	return m, tea.Batch(cmd, m.flush(), m.ensureTick())
+	return m, tea.Batch(cmd, m.syncApproval(), m.flush(), m.ensureTick())
 }
 
 func (m *Model) update(msg tea.Msg) tea.Cmd {
@@ -301,6 +308,16 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.ticking = false
 		m.spin++
 		return nil
+	case approvalArmMsg:
+		if msg.gen == m.apGen {
+			m.apArmed = true
+		}
+		return nil
+	case quitDisarmMsg:
+		if msg.gen == m.quitGen {
+			m.quitArmed = false
+		}
+		return nil
 	case filesMsg:
 		m.files = msg.files
 		return nil
@@ -324,7 +341,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.input.SetValue(strings.TrimRight(msg.text, "\n"))
 		return nil
 	case tea.PasteMsg:
-		if m.picker == nil && (len(m.approvals) == 0 || m.denyMsg) {
+		if m.picker == nil {
 			var cmd tea.Cmd
 			m.input, cmd = m.input.Update(msg)
 			return cmd
@@ -343,6 +360,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 
 func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	s := k.String()
+	if s != "ctrl+c" {
+		m.quitArmed = false
+	}
 	if s == "ctrl+c" {
 		switch {
 		case m.run != nil && m.interrupting:
@@ -355,7 +375,7 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 			m.input.Reset()
 			m.comp = nil
 		default:
-			return m.quit()
+			return m.ctrlCQuit()
 		}
 		return nil
 	}
@@ -366,7 +386,9 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.pickerKey(s)
 	}
 	if len(m.approvals) > 0 && !m.denyMsg {
-		return m.approvalKey(s)
+		if cmd, handled := m.approvalKey(k); handled {
+			return cmd
+		}
 	}
 	if m.denyMsg {
 		switch s {
@@ -374,11 +396,12 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 			msg := strings.TrimSpace(m.input.Value())
 			m.denyMsg = false
 			m.input.SetValue(m.denyDraft)
-			m.answer(tool.Decision{Allow: false, Message: msg})
+			m.answer(tool.Decision{Allow: m.textAllow, Message: msg})
 			return nil
 		case "esc":
 			m.denyMsg = false
 			m.input.SetValue(m.denyDraft)
+			m.apSel = -1 // going back chooses afresh
 			return nil
 		}
 		var cmd tea.Cmd
@@ -529,23 +552,6 @@ func (m *Model) acceptCompletion() {
 		item += " "
 	}
 	m.input.InsertString(item)
-}
-
-func (m *Model) approvalKey(s string) tea.Cmd {
-	switch s {
-	case "y", "Y", "enter":
-		m.answer(tool.Decision{Allow: true})
-	case "a", "A":
-		m.answer(tool.Decision{Allow: true, Session: true})
-	case "n", "N", "esc":
-		m.answer(tool.Decision{Allow: false})
-	case "m", "M":
-		m.denyMsg = true
-		m.denyDraft = m.input.Value() // the prompt's draft comes back afterwards
-		m.input.Reset()
-		m.notice = "type the message for the model, Enter sends the denial, Esc goes back"
-	}
-	return nil
 }
 
 // answer decides the first pending approval.
@@ -1183,8 +1189,8 @@ func (m *Model) helpText() string {
 		{"tab", "complete /commands and @files"},
 		{"ctrl+g", "edit the prompt in $EDITOR"},
 		{"ctrl+o", "show or collapse reasoning"},
-		{"y a n m", "approvals: allow once, for session, deny, deny with message"},
-		{"ctrl+c", "interrupt · clear · quit"},
+		{"↑↓ or 1-4, enter", "approvals: choose an answer, then confirm (typing goes to the prompt)"},
+		{"ctrl+c", "interrupt · clear · twice on an empty prompt: quit"},
 	}
 	for i, k := range keys {
 		b.WriteString(fmt.Sprintf("    %-20s %s", k[0], th.Dim.Render(k[1])))

@@ -123,10 +123,12 @@ func TestApprovalKeys(t *testing.T) {
 		sess  bool
 		msg   string
 	}{
-		{"allow once", func(h *harness) { h.typeText("y") }, true, false, ""},
-		{"allow session", func(h *harness) { h.typeText("a") }, true, true, ""},
-		{"deny", func(h *harness) { h.typeText("n") }, false, false, ""},
-		{"deny with message", func(h *harness) { h.typeText("m"); h.typeText("use make test"); h.enter() }, false, false, "use make test"},
+		{"allow once", func(h *harness) { h.choose(1) }, true, false, ""},
+		{"allow session", func(h *harness) { h.choose(2) }, true, true, ""},
+		{"deny", func(h *harness) { h.choose(3) }, false, false, ""},
+		{"deny with message", func(h *harness) { h.choose(4); h.typeText("use make test"); h.enter() }, false, false, "use make test"},
+		{"arrows", func(h *harness) { h.advance(approvalGuard); h.key(tea.KeyDown); h.key(tea.KeyDown); h.enter() }, true, true, ""},
+		{"esc denies", func(h *harness) { h.esc() }, false, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, 80, 24)
@@ -138,8 +140,8 @@ func TestApprovalKeys(t *testing.T) {
 				Subcommands: []string{"go test ./...", "rm -rf build"}, Rules: []string{"go test", "rm"}}
 			h.events(toolStarted("c1", "shell", `{"command":"go test ./... && rm -rf build"}`), a)
 			v := h.view()
-			for _, want := range []string{"Run this command?", "• go test ./...", "• rm -rf build", "[y] allow once",
-				"[a] allow for session (go test, rm)", "[n] deny", "[m] deny with message"} {
+			for _, want := range []string{"Run this command?", "• go test ./...", "• rm -rf build", "1. allow once",
+				"2. allow for session (go test, rm)", "3. deny", "4. deny with message"} {
 				if !strings.Contains(v, want) {
 					t.Errorf("approval view lacks %q:\n%s", want, v)
 				}

@@ -115,7 +115,7 @@ func TestAgainstRunLoop(t *testing.T) {
 	// Steering is accepted while the approval waits; it lands at the next turn.
 	h.m.run.Mailbox().Push(mailboxMsg("run the tests first"))
 	h.m.queued = append(h.m.queued, queuedMsg{id: "x", text: "run the tests first", pushed: true})
-	h.typeText("y")
+	h.choose(1)
 	pumpUntil(t, h, b, func() bool { return h.m.run == nil })
 	sb := h.scrollback()
 	for _, want := range []string{"✓ deploy staging", "deployed to staging", "› run the tests first  (steering)", "Deployed, and noted: tests first."} {

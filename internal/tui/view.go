@@ -19,7 +19,7 @@ func (m *Model) View() tea.View {
 	}
 	content, inputRow := m.render()
 	v := tea.NewView(content)
-	if m.picker == nil && (len(m.approvals) == 0 || m.denyMsg) {
+	if m.picker == nil {
 		if c := m.input.Cursor(); c != nil {
 			c.Y += inputRow
 			v.Cursor = c
@@ -59,7 +59,7 @@ func (m *Model) render() (string, int) {
 	}
 	if len(m.approvals) > 0 {
 		if c := m.tools[m.approvals[0]]; c != nil && c.Approval != nil {
-			fixed = append(fixed, strings.Split(renderApproval(th, c, w, len(m.approvals)-1), "\n")...)
+			fixed = append(fixed, strings.Split(renderApproval(th, c, w, len(m.approvals)-1, m.apSel, m.apArmed), "\n")...)
 			if m.denyMsg {
 				fixed = append(fixed, th.Warn.Render("  message to the model (Enter denies with it, Esc goes back):"))
 			}
@@ -175,6 +175,8 @@ func (m *Model) statusLine(w int, spin string) string {
 	left := strings.Join(parts, " · ")
 	right := ""
 	switch {
+	case m.quitArmed:
+		right = "press Ctrl-C again to quit"
 	case m.run != nil && len(m.approvals) > 0:
 		right = "approval needed"
 	case m.run != nil:
