@@ -146,6 +146,12 @@ type guard struct {
 	// unchecked > 0 while analyzing a script a child process runs (bash -c ...):
 	// the run-time check does not see its expansions.
 	unchecked int
+	// literals are the path-looking literal words of the whole command (arguments,
+	// assignment values, here-strings); hidden is set when some of the command's
+	// paths reach a program in a way the guard cannot follow (xargs' stdin, a child
+	// shell's script or positional arguments). See sweepLiterals.
+	literals []string
+	hidden   bool
 	// pathRisky are the PATH entries the agent can write (computed once).
 	pathRisky []string
 	pathDone  bool
@@ -186,6 +192,7 @@ func (p *Policy) AnalyzeCommand(cmd, cwd string) *Analysis {
 	g := &guard{p: p, a: a, src: cmd, dotglob: mayDotglob(cmd)}
 	st := &gstate{cwd: cwd, funcs: map[string]bool{}}
 	g.stmts(f.Stmts, st, 0)
+	g.sweepLiterals(cwd)
 	if p.name == PresetReadonly {
 		a.reason(Deny, "the readonly policy runs no commands")
 	}
@@ -259,7 +266,10 @@ func (g *guard) redirect(r *syntax.Redirect, st *gstate, depth int) {
 	}
 	g.nested(r.Word, st, depth)
 	switch r.Op {
-	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+	case syntax.WordHdoc:
+		g.word(r.Word) // a here-string's text can name a path a reader then opens
+		return
+	case syntax.Hdoc, syntax.DashHdoc:
 		return
 	case syntax.DplIn, syntax.DplOut:
 		if lit := r.Word.Lit(); lit == "-" || isDigits(lit) {
@@ -398,6 +408,9 @@ func (g *guard) assign(as *syntax.Assign, st *gstate, depth int) {
 	}
 	if as.Value != nil {
 		g.nested(as.Value, st, depth)
+		if !as.Naked {
+			g.word(as.Value) // records a literal path assigned (f=~/.ssh/id_rsa; cat $f)
+		}
 	}
 	if as.Array != nil {
 		g.nested(as.Array, st, depth)
@@ -483,7 +496,46 @@ func (g *guard) word(w *syntax.Word) word {
 			return word{dyn: true, src: src}
 		}
 	}
-	return word{lit: b.String(), src: src}
+	lit := b.String()
+	if pathLooking(lit) {
+		g.literals = append(g.literals, lit)
+	}
+	return word{lit: lit, src: src}
+}
+
+// pathLooking: a word that names a file as written (not a URL or an option).
+func pathLooking(s string) bool {
+	return s != "" && s[0] != '-' && !strings.Contains(s, "://") && (strings.Contains(s, "/") || strings.HasPrefix(s, "."))
+}
+
+// sweepLiterals judges the literal paths a command mentions anywhere, whatever
+// position the analysis gave them: a path in a credential store is denied however it
+// is used (echo it into xargs, pass it as bash -c's $0, assign it in a script), and
+// when some paths reach a program the guard cannot follow, each literal path is
+// judged as a write too — what a hidden consumer does with it is unknown.
+func (g *guard) sweepLiterals(cwd string) {
+	seen := map[string]bool{}
+	for _, lit := range g.literals {
+		if seen[lit] {
+			continue
+		}
+		seen[lit] = true
+		abs, d, _ := g.p.Judge(lit, cwd, OpRead)
+		if abs == "" {
+			continue
+		}
+		for _, c := range g.p.credentials {
+			if c.match(abs, g.p.root) && d == Deny {
+				g.a.reason(Deny, fmt.Sprintf("the command names %s, which holds credentials", lit))
+			}
+		}
+		if !g.hidden {
+			continue
+		}
+		if _, dw, why := g.p.Judge(lit, cwd, OpWrite); dw != Allow {
+			g.a.reason(dw, fmt.Sprintf("%s reaches a program the guard cannot follow (xargs input, a child shell), which may write it: %s", lit, why))
+		}
+	}
 }
 
 func unescapeLit(s string) string {

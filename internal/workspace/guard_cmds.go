@@ -127,6 +127,7 @@ func (g *guard) simple(ws []word, st *gstate, depth int, text string) {
 		u, uwhy = g.findUse(ws, st, depth)
 	case name == "git":
 		u, uwhy = g.gitUse(ws, st, !ruled)
+		g.gitCreates(ws, st)
 	case safeBuiltins[name]:
 		if name == "command" && !(len(ws) > 1 && !ws[1].dyn && (ws[1].lit == "-v" || ws[1].lit == "-V")) {
 			u, uwhy = useCode, "command runs another command"
@@ -394,6 +395,11 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 			}
 			// The arguments arrive on stdin: unknown to the guard.
 			stdin := word{dyn: true, src: "<args from stdin>", unseen: true}
+			if len(rest) > 0 && (rest[0].dyn || safeCmds[filepath.Base(rest[0].lit)] == nil) {
+				// The program may write what arrives on stdin: the paths the command
+				// names are judged as writes (echo ~/x | xargs touch).
+				g.hidden = true
+			}
 			if replace != "" {
 				for k := range rest {
 					if !rest[k].dyn && strings.Contains(rest[k].lit, replace) {
@@ -531,8 +537,14 @@ options:
 			return nil, true, kind
 		}
 		// The words after the script are its $0, $1 ...: the script's uses of them
-		// are dynamic claims.
+		// are dynamic claims, so each is judged here as what the script might do
+		// with it — a write (bash -c 'cp x "$0"/' ~).
 		g.childPayload(ws[i], st, depth)
+		for _, w := range ws[i+1:] {
+			if !w.dyn && pathLooking(w.lit) {
+				g.claim(w, OpWrite, st, ws[0].lit+" -c argument")
+			}
+		}
 		return nil, true, kind
 	}
 	if stdin || i >= len(ws) {
@@ -840,4 +852,31 @@ func (g *guard) sedClaims(name string, ws []word, st *gstate) {
 		}
 		g.claim(w, op, st, name)
 	}
+}
+
+// gitCreates judges the directory git init and git clone create as a write (git init
+// ~/x plants a repository, hooks included, wherever it points).
+func (g *guard) gitCreates(ws []word, st *gstate) {
+	i := 1
+	for i < len(ws) && !ws[i].dyn && strings.HasPrefix(ws[i].lit, "-") {
+		if ws[i].lit == "-C" || ws[i].lit == "-c" {
+			i++
+		}
+		i++
+	}
+	if i >= len(ws) || ws[i].dyn || (ws[i].lit != "init" && ws[i].lit != "clone") {
+		return
+	}
+	sub := ws[i].lit
+	var operands []word
+	for _, w := range ws[i+1:] {
+		if !w.dyn && strings.HasPrefix(w.lit, "-") {
+			continue
+		}
+		operands = append(operands, w)
+	}
+	if len(operands) == 0 || sub == "clone" && len(operands) < 2 {
+		return
+	}
+	g.claim(operands[len(operands)-1], OpWrite, st, "git "+sub+" creates")
 }

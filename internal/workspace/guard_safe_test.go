@@ -84,7 +84,7 @@ var safeCommandTable = map[string][]safeCase{
 	},
 	"pwd/echo/printf/true/false": {
 		{"pwd", A, nil}, {"pwd -P", A, nil}, {"pwd -x", Q, nil}, {"echo hi", A, nil},
-		{`echo -e 'a\nb'`, A, nil}, {"echo ~/.ssh/id_rsa", A, nil}, {"echo $(cat ~/.ssh/id_rsa)", D, nil},
+		{`echo -e 'a\nb'`, A, nil}, {"echo ~/.ssh/id_rsa", D, nil}, {"echo $(cat ~/.ssh/id_rsa)", D, nil},
 		{`printf '%s\n' x`, A, nil}, {"printf -v x 1", A, nil}, {"true", A, nil}, {"false", A, nil},
 	},
 	"test/[": {
@@ -315,7 +315,7 @@ var routeCases = []safeCase{
 	{`X=/etc/x; bash -c "echo > $X"`, Q, tr(Q)}, {"bash -c 'echo hi > $X'", Q, tr(Q)},
 	{"bash -c -x 'rm -rf /etc/x'", D, tr(Q)}, {"bash --norc -c 'rm /etc/x'", D, tr(Q)},
 	{"bash --rcfile /dev/null -c 'rm /etc/x'", D, nil}, {"bash -o pipefail -c 'rm /etc/x'", D, nil},
-	{"sh -ec 'rm /etc/x'", D, nil}, {`bash -c 'rm "$1"' _ /etc/x`, Q, tr(Q)}, {`eval "rm $F"`, Q, tr(Q)},
+	{"sh -ec 'rm /etc/x'", D, nil}, {`bash -c 'rm "$1"' _ /etc/x`, D, tr(Q)}, {`eval "rm $F"`, Q, tr(Q)},
 	{"busybox rm /etc/x", D, tr(Q)}, {"busybox sh -c 'rm /etc/x'", D, tr(Q)},
 	{"nice --adj 5 rm /etc/x", D, tr(Q)}, {"nice -n5 rm /etc/x", D, nil}, {"nice -5 rm /etc/x", D, nil},
 	{"timeout --sig KILL 5 rm /etc/x", D, tr(Q)}, {"timeout -sKILL 5 rm /etc/x", D, nil},
