@@ -451,6 +451,9 @@ func check(path string, f File) error {
 		}
 		return err
 	}
+	if f.Workspace.ShellTimeout < 0 {
+		return errs.Newf(errs.KindConfig, "use a number of seconds >= 0 (0 = the default)", "%s must not be negative", where("workspace.shell_timeout"))
+	}
 	if err := f.Provider.Validate(); err != nil {
 		if path != "" {
 			return errs.Wrap(errs.KindConfig, err, path, errs.HintOf(err))

@@ -157,3 +157,21 @@ func TestInterruptBeforeRecorded(t *testing.T) {
 		t.Errorf("stderr: %s", stderr.String())
 	}
 }
+
+// TestNegativeDurationsRefused: negative durations in config are configuration
+// errors naming the key and the fix, not silently used.
+func TestNegativeDurationsRefused(t *testing.T) {
+	for _, c := range []struct{ body, key string }{
+		{"workspace:\n  shell_timeout: -5\n", "workspace.shell_timeout"},
+		{"provider:\n  header_timeout: -1s\n", "provider.header_timeout"},
+		{"mcp:\n  servers:\n    x: {command: x, call_timeout: -1s}\n", "negative timeout"},
+	} {
+		e := newEnv(t)
+		e.write("script.yaml", "turns:\n  - text: hi\n")
+		e.write(".lovia/config.yaml", c.body)
+		r := e.run(nil, "run", "-m", "script:script.yaml", "go")
+		if r.code != 2 || !strings.Contains(r.stderr, c.key) {
+			t.Errorf("%q: exit %d\n%s", c.body, r.code, r.stderr)
+		}
+	}
+}
