@@ -6,6 +6,8 @@
 package workspace
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -392,7 +394,11 @@ func sandboxCaches(p *Policy) ([]string, map[string]string) {
 	if err != nil || !filepath.IsAbs(base) {
 		return nil, nil
 	}
-	base = filepath.Join(base, "lovia", "sandbox-cache")
+	// One cache per workspace root: a cache shared across repositories would let a
+	// hostile repository's command plant a build object (a GOCACHE entry is trusted by
+	// its key alone) that another repository's build then links and runs.
+	sum := sha256.Sum256([]byte(p.root))
+	base = filepath.Join(base, "lovia", "sandbox-cache", hex.EncodeToString(sum[:8]))
 	// The user's location of each cache, as the tool would find it.
 	userCache := func(env, def string) string {
 		if v := os.Getenv(env); filepath.IsAbs(v) {
