@@ -364,6 +364,17 @@ func loviaDirs(home string, extra []string) []string {
 	return out
 }
 
+// ownState reports the directory (or file) of lovia's own state that holds abs. A
+// root inside one is the user working on it deliberately: it is not protected then.
+func (p *Policy) ownState(abs string) (string, bool) {
+	for _, d := range p.own {
+		if under(d, abs) && !under(d, p.root) {
+			return d, true
+		}
+	}
+	return "", false
+}
+
 // Name returns the preset name.
 func (p *Policy) Name() string { return p.name }
 
@@ -510,13 +521,11 @@ func (p *Policy) DecidePath(abs string, op Op) (Decision, string) {
 		}
 	}
 	if op == OpWrite {
-		for _, d := range p.own {
-			if under(d, abs) && !under(d, p.root) { // (a root inside it: the user works on it)
-				// Before path_rules and grants, under every policy: these files decide
-				// what lovia trusts (trust.json, the user's config with its hooks and MCP
-				// servers, the global notes) and are read outside any sandbox.
-				return Deny, fmt.Sprintf("%s is lovia's own state (%s): its configuration, trust store and database decide what later runs trust, so neither tools nor commands write it", abs, d)
-			}
+		if d, ok := p.ownState(abs); ok {
+			// Before path_rules and grants, under every policy: these files decide
+			// what lovia trusts (trust.json, the user's config with its hooks and MCP
+			// servers, the global notes) and are read outside any sandbox.
+			return Deny, fmt.Sprintf("%s is lovia's own state (%s): its configuration, trust store and database decide what later runs trust, so neither tools nor commands write it", abs, d)
 		}
 		if rel, ok := relInside(p.root, abs); ok {
 			if why, ok := protectedWrite(rel); ok {

@@ -337,6 +337,9 @@ func (p *Policy) AllowHint(op Op, abs string) string {
 		}
 	}
 	if op == OpWrite {
+		if _, ok := p.ownState(abs); ok {
+			return "Leave lovia's own configuration and data to the user: tell them what to change and they can edit it themselves."
+		}
 		if rel, ok := relInside(p.root, abs); ok {
 			if _, ok := protectedWrite(rel); ok {
 				return "Leave git's config and hooks and lovia's .lovia/ to the user (they can edit them, or run lovia with --policy trusted, which asks); for a git setting the user wants, tell them the command to run."
