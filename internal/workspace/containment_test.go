@@ -308,6 +308,7 @@ func TestProtectedPaths(t *testing.T) {
 		for _, path := range []string{".git/config", ".git/hooks/pre-commit", ".git/hooks", ".git", "sub/.git/config",
 			"sub/.git/hooks/post-checkout", ".git/modules/lib/config", ".git/modules/lib/hooks/pre-push",
 			".git/modules/a/modules/b/config", ".git/config.worktree", ".git/worktrees/w/config.worktree", "sub/.git",
+			".git/commondir", ".git/worktrees/w/commondir", "sub/.git/commondir",
 			".lovia/config.yaml", ".lovia", "sub/.lovia/config.yaml"} {
 			if d, why := p.decideFor(path, OpWrite); d != c.want {
 				t.Errorf("%s: write %s = %s (%s), want %s", c.pol, path, d, why, c.want)

@@ -499,7 +499,10 @@ func protectedWrite(rel string) (string, bool) {
 		if len(tail) == 0 {
 			return gitWhy, true
 		}
-		if last := tail[len(tail)-1]; last == "config" || last == "config.worktree" {
+		// commondir names the directory git takes its config (and hooks) from: a
+		// commondir pointing at a repository directory with a config of the agent's
+		// own runs its core.fsmonitor on the user's next git status.
+		if last := tail[len(tail)-1]; last == "config" || last == "config.worktree" || last == "commondir" {
 			return gitWhy, true
 		}
 		for _, t := range tail {

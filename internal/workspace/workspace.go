@@ -452,7 +452,7 @@ func protectedPaths(root string) []string {
 		// Landlock keeps it read-only).
 		return append(out, git)
 	}
-	out = append(out, filepath.Join(git, "config"), filepath.Join(git, "config.worktree"), filepath.Join(git, "hooks"))
+	out = append(out, filepath.Join(git, "config"), filepath.Join(git, "config.worktree"), filepath.Join(git, "commondir"), filepath.Join(git, "hooks"))
 	if err == nil && fi.IsDir() {
 		// Without a hooks directory a command could create one; an empty one is what
 		// git init makes anyway.
