@@ -204,5 +204,18 @@ func commondirCases() []*rcase {
 				Calls: append(append([]call(nil), prep...), v.c)})
 		}
 	}
+	// Only the sandbox sees a program's writes; a missing .git/commondir cannot be
+	// mounted read-only, so one that appears is removed when the command ends.
+	for _, v := range []struct {
+		name string
+		c    call
+	}{
+		{"python", sh(`python3 -c "open('.git/commondir','w').write('../{{ID}}-cd\n')"`)},
+	} {
+		cs = append(cs, &rcase{Name: "plant/git-commondir-" + v.name + "/trusted", Class: "plant: code that runs later",
+			Attack: "a program (invisible to the command guard) creates .git/commondir pointing at a repository directory whose config sets core.fsmonitor",
+			Policy: "trusted", Want: contained, Approve: "none", Solo: true, Check: userGitRuns,
+			Calls: append(append([]call(nil), prep...), v.c)})
+	}
 	return cs
 }

@@ -560,3 +560,28 @@ func TestWritesCreateDirectories(t *testing.T) {
 		t.Fatalf("edit of a missing file: %v", err)
 	}
 }
+
+// A .git/commondir that appears while lovia runs (a program wrote it; the sandbox
+// cannot mount a missing file read-only) is removed when a command ends and when the
+// workspace closes: left in place it points git at a config of the command's own.
+func TestPlantedCommondirRemoved(t *testing.T) {
+	e := newTestEnv(t)
+	if err := os.MkdirAll(e.root+"/.git", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := newWS(t, e, PresetTrusted, SandboxOff)
+	cd := e.root + "/.git/commondir"
+	write(t, cd, "../evil\n")
+	res, out := run(t, w, ShellRequest{Command: "true"})
+	if _, err := os.Lstat(cd); err == nil {
+		t.Fatalf("commondir is still there after a command (%+v %q)", res, out)
+	}
+	if !strings.Contains(out, "removed "+cd) {
+		t.Errorf("the command's output does not say so: %q", out)
+	}
+	write(t, cd, "../evil\n")
+	w.Close()
+	if _, err := os.Lstat(cd); err == nil {
+		t.Fatal("commondir is still there after Close")
+	}
+}

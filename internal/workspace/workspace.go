@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -45,6 +46,12 @@ type Workspace struct {
 	baseEnv      map[string]string
 	shellTimeout time.Duration
 
+	// plantable are files the sandbox cannot mount read-only because they did not
+	// exist when it started, and that no repository of its own would create
+	// (.git/commondir of a repository's main git directory): one that appears was
+	// planted by a command and is removed when the command ends (undoPlants).
+	plantable []string
+
 	mu    sync.Mutex
 	reads map[string]stamp // abs path -> what the agent last saw
 	// shown: the resolved path each pending path approval showed ("op\x00path" as
@@ -69,6 +76,12 @@ func New(cfg Config) (*Workspace, error) {
 		return nil, err
 	}
 	w := &Workspace{cfg: cfg, policy: p, reads: map[string]stamp{}, procs: map[string]*bgProc{}, shown: map[string]string{}, shownCmd: map[string]map[string]bool{}}
+	if fi, err := os.Lstat(filepath.Join(p.root, ".git")); err == nil && fi.IsDir() {
+		cd := filepath.Join(p.root, ".git", "commondir")
+		if _, err := os.Lstat(cd); errors.Is(err, fs.ErrNotExist) {
+			w.plantable = append(w.plantable, cd)
+		}
+	}
 	rootFD, err := openResolved(nil, "", p.root, os.O_RDONLY|dirFlag, 0)
 	if err != nil {
 		return nil, errs.Wrap(errs.KindConfig, err, "workspace root "+p.root+" cannot be opened", "run lovia inside a readable directory or pass -C DIR")
@@ -206,7 +219,27 @@ func (w *Workspace) Close() error {
 	if sb, ok := w.executor.(*SandboxExecutor); ok {
 		sb.Close()
 	}
+	w.undoPlants()
 	return nil
+}
+
+// undoPlants removes the plantable files a command created (see Workspace.plantable)
+// and says what it removed ("" when nothing). A .git/commondir names the directory
+// git reads its config from: left in place, the user's next git command would run a
+// core.fsmonitor of the command's choosing, outside any sandbox.
+func (w *Workspace) undoPlants() string {
+	var gone []string
+	for _, p := range w.plantable {
+		if _, err := os.Lstat(p); err == nil {
+			if err := os.RemoveAll(p); err == nil {
+				gone = append(gone, p)
+			}
+		}
+	}
+	if len(gone) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("removed %s: it redirects git to a configuration of the command's own, which would run on the user's next git command", strings.Join(gone, ", "))
 }
 
 // envKeep are passed to commands by default: nothing secret.
