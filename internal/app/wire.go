@@ -60,6 +60,14 @@ func (a *App) Workspace(policy string) (*workspace.Workspace, error) {
 	cfg := a.Config.Workspace
 	cfg.Root = a.Config.Cwd
 	cfg.Policy = policy
+	// lovia's own state as this run found it (a config's home:, --db): never written
+	// by the agent's tools or commands.
+	cfg.LoviaDirs = append(cfg.LoviaDirs[:len(cfg.LoviaDirs):len(cfg.LoviaDirs)], a.Config.Home, a.Config.UserDir)
+	if a.Config.DB != "" {
+		for _, sfx := range []string{"", "-wal", "-shm", "-journal"} {
+			cfg.LoviaDirs = append(cfg.LoviaDirs, a.Config.DB+sfx)
+		}
+	}
 	w, err := workspace.New(cfg)
 	if err != nil {
 		return nil, err

@@ -308,6 +308,7 @@ func TestProtectedPaths(t *testing.T) {
 		for _, path := range []string{".git/config", ".git/hooks/pre-commit", ".git/hooks", ".git", "sub/.git/config",
 			"sub/.git/hooks/post-checkout", ".git/modules/lib/config", ".git/modules/lib/hooks/pre-push",
 			".git/modules/a/modules/b/config", ".git/config.worktree", ".git/worktrees/w/config.worktree", "sub/.git",
+			".git/commondir", ".git/worktrees/w/commondir", "sub/.git/commondir",
 			".lovia/config.yaml", ".lovia", "sub/.lovia/config.yaml"} {
 			if d, why := p.decideFor(path, OpWrite); d != c.want {
 				t.Errorf("%s: write %s = %s (%s), want %s", c.pol, path, d, why, c.want)
@@ -557,5 +558,30 @@ func TestWritesCreateDirectories(t *testing.T) {
 	}
 	if _, err := w.EditFile("missing/dir/f.txt", "a", "b", false, false); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("edit of a missing file: %v", err)
+	}
+}
+
+// A .git/commondir that appears while lovia runs (a program wrote it; the sandbox
+// cannot mount a missing file read-only) is removed when a command ends and when the
+// workspace closes: left in place it points git at a config of the command's own.
+func TestPlantedCommondirRemoved(t *testing.T) {
+	e := newTestEnv(t)
+	if err := os.MkdirAll(e.root+"/.git", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := newWS(t, e, PresetTrusted, SandboxOff)
+	cd := e.root + "/.git/commondir"
+	write(t, cd, "../evil\n")
+	res, out := run(t, w, ShellRequest{Command: "true"})
+	if _, err := os.Lstat(cd); err == nil {
+		t.Fatalf("commondir is still there after a command (%+v %q)", res, out)
+	}
+	if !strings.Contains(out, "removed "+cd) {
+		t.Errorf("the command's output does not say so: %q", out)
+	}
+	write(t, cd, "../evil\n")
+	w.Close()
+	if _, err := os.Lstat(cd); err == nil {
+		t.Fatal("commondir is still there after Close")
 	}
 }

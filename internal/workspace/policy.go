@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -190,6 +191,10 @@ type Config struct {
 	// SandboxHelper is the argv prefix that re-executes lovia as the sandbox helper
 	// (default: [os.Executable(), "__sandbox-exec"]). Not read from YAML.
 	SandboxHelper []string `yaml:"-" json:"-"`
+	// LoviaDirs are more directories of lovia's own state (the data directory the
+	// front end chose, e.g. with --db's directory); lovia's default user config and
+	// data directories are always included. Not read from YAML.
+	LoviaDirs []string `yaml:"-" json:"-"`
 }
 
 // Policy is a compiled Config plus the session's "allow for this session" rules.
@@ -204,11 +209,14 @@ type Policy struct {
 	network string
 
 	credentials []pathPattern // built-in: credential stores (path_rules may override)
-	readable    []string      // resolved absolute prefixes
-	writable    []string
-	denied      []pathPattern
-	rules       []compiledPathRule
-	cmdRules    []compiledCmdRule
+	// own are lovia's own state outside the root (user config, data dir: trust store,
+	// database, global notes): never written by the agent's tools or commands.
+	own      []string
+	readable []string // resolved absolute prefixes
+	writable []string
+	denied   []pathPattern
+	rules    []compiledPathRule
+	cmdRules []compiledCmdRule
 
 	parsers sync.Pool // *syntax.Parser
 
@@ -277,6 +285,7 @@ func NewPolicy(cfg Config) (*Policy, error) {
 	for _, w := range cfg.Writable {
 		p.writable = append(p.writable, p.resolveConfigPath(w))
 	}
+	p.own = loviaDirs(home, cfg.LoviaDirs)
 	for _, d := range credentialStores {
 		pp, err := compilePattern(d, home)
 		if err != nil {
@@ -325,6 +334,45 @@ func NewPolicy(cfg Config) (*Policy, error) {
 		p.cmdRules = append(p.cmdRules, compiledCmdRule{words: words, decision: d, source: "config"})
 	}
 	return p, nil
+}
+
+// loviaDirs are lovia's own directories outside any workspace, resolved: the user
+// config directory ($XDG_CONFIG_HOME/lovia or ~/.config/lovia) and the data directory
+// ($LOVIA_HOME, else $XDG_DATA_HOME/lovia or ~/.local/share/lovia), as the config
+// package finds them, plus extra (the front end's choices).
+func loviaDirs(home string, extra []string) []string {
+	cfgBase := os.Getenv("XDG_CONFIG_HOME")
+	if !filepath.IsAbs(cfgBase) {
+		cfgBase = filepath.Join(home, ".config")
+	}
+	dirs := []string{filepath.Join(cfgBase, "lovia"), filepath.Join(home, ".config", "lovia"), filepath.Join(home, ".local", "share", "lovia")}
+	if d := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
+		dirs = append(dirs, filepath.Join(d, "lovia"))
+	}
+	if d := os.Getenv("LOVIA_HOME"); d != "" {
+		if a, err := filepath.Abs(d); err == nil {
+			dirs = append(dirs, a)
+		}
+	}
+	dirs = append(dirs, extra...)
+	var out []string
+	for _, d := range dirs {
+		if filepath.IsAbs(d) {
+			out = append(out, resolveLoose(filepath.Clean(d)))
+		}
+	}
+	return out
+}
+
+// ownState reports the directory (or file) of lovia's own state that holds abs. A
+// root inside one is the user working on it deliberately: it is not protected then.
+func (p *Policy) ownState(abs string) (string, bool) {
+	for _, d := range p.own {
+		if under(d, abs) && !under(d, p.root) {
+			return d, true
+		}
+	}
+	return "", false
 }
 
 // Name returns the preset name.
@@ -451,7 +499,10 @@ func protectedWrite(rel string) (string, bool) {
 		if len(tail) == 0 {
 			return gitWhy, true
 		}
-		if last := tail[len(tail)-1]; last == "config" || last == "config.worktree" {
+		// commondir names the directory git takes its config (and hooks) from: a
+		// commondir pointing at a repository directory with a config of the agent's
+		// own runs its core.fsmonitor on the user's next git status.
+		if last := tail[len(tail)-1]; last == "config" || last == "config.worktree" || last == "commondir" {
 			return gitWhy, true
 		}
 		for _, t := range tail {
@@ -473,6 +524,12 @@ func (p *Policy) DecidePath(abs string, op Op) (Decision, string) {
 		}
 	}
 	if op == OpWrite {
+		if d, ok := p.ownState(abs); ok {
+			// Before path_rules and grants, under every policy: these files decide
+			// what lovia trusts (trust.json, the user's config with its hooks and MCP
+			// servers, the global notes) and are read outside any sandbox.
+			return Deny, fmt.Sprintf("%s is lovia's own state (%s): its configuration, trust store and database decide what later runs trust, so neither tools nor commands write it", abs, d)
+		}
 		if rel, ok := relInside(p.root, abs); ok {
 			if why, ok := protectedWrite(rel); ok {
 				// Before path_rules and grants: a rule in a repository's own config must not

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -171,5 +172,45 @@ func TestCredentialStoresOverride(t *testing.T) {
 	}
 	if h := p.AllowHint(OpRead, p.Resolve("~/.ssh/id_ed25519", "")); !strings.Contains(h, "path_rules") {
 		t.Fatalf("hint %q", h)
+	}
+}
+
+// lovia's own state outside the root (user config, data dir, a --db file) is never
+// written under any policy, whatever the rules and grants say; a root inside it is the
+// user working there.
+func TestOwnStateNotWritable(t *testing.T) {
+	e := newTestEnv(t)
+	data := filepath.Join(e.base, "data")
+	t.Setenv("LOVIA_HOME", data)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("XDG_DATA_HOME", "")
+	for _, pol := range []string{PresetReadonly, PresetCoding, PresetTrusted} {
+		cfg := e.config(pol)
+		cfg.Writable = append(cfg.Writable, "~")
+		cfg.PathRules = append(cfg.PathRules, PathRule{Pattern: "~/.config/**", Write: "allow"})
+		cfg.LoviaDirs = []string{filepath.Join(e.base, "elsewhere.db")}
+		p, err := NewPolicy(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range []string{data + "/trust.json", data + "/lovia.db", e.home + "/.config/lovia/config.yaml",
+			e.home + "/.config/lovia/MEMORY.md", e.home + "/.local/share/lovia/trust.json", e.base + "/elsewhere.db"} {
+			if d, why := p.DecidePath(path, OpWrite); d != Deny {
+				t.Errorf("%s: write %s = %s (%s), want deny", pol, path, d, why)
+			}
+		}
+		if d, _ := p.DecidePath(e.home+"/.config/other/x", OpWrite); d != Allow {
+			t.Errorf("%s: a neighbour of lovia's config is %s, want allow (the grant)", pol, d)
+		}
+	}
+	cfg := e.config(PresetCoding)
+	cfg.Root = e.home + "/.config/lovia"
+	os.MkdirAll(cfg.Root, 0o755)
+	p, err := NewPolicy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, why := p.DecidePath(cfg.Root+"/presets/x.yaml", OpWrite); d != Allow {
+		t.Errorf("working in ~/.config/lovia: write = %s (%s), want allow", d, why)
 	}
 }

@@ -351,6 +351,9 @@ func (s *Workspace) RunShell(ctx context.Context, req ShellRequest) ShellResult 
 	}
 	err = runner.Run(ctx, file)
 	run.killAll()
+	if note := s.undoPlants(); note != "" {
+		fmt.Fprintln(out, "lovia: "+note)
+	}
 	res := ShellResult{}
 	run.mu.Lock()
 	res.Denied = run.denied

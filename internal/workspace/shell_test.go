@@ -3,6 +3,8 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -292,7 +294,10 @@ func TestSandboxToolCaches(t *testing.T) {
 		t.Fatalf("the user's GOCACHE is writable: %+v %q", res, out)
 	}
 	res, out := run(t, w, ShellRequest{Command: "sh ./own.sh", Approved: true})
-	own := e.home + "/.cache/lovia/sandbox-cache/"
+	// One cache per root (another repository's builds must not use what this one's
+	// commands planted).
+	sum := sha256.Sum256([]byte(w.policy.root))
+	own := e.home + "/.cache/lovia/sandbox-cache/" + hex.EncodeToString(sum[:8]) + "/"
 	if res.ExitCode != 0 || !strings.Contains(out, own+"go-build "+own+"xdg "+own+"npm "+own+"pip") {
 		t.Fatalf("lovia's cache: %+v %q", res, out)
 	}

@@ -6,8 +6,11 @@
 package workspace
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -43,6 +46,12 @@ type Workspace struct {
 	baseEnv      map[string]string
 	shellTimeout time.Duration
 
+	// plantable are files the sandbox cannot mount read-only because they did not
+	// exist when it started, and that no repository of its own would create
+	// (.git/commondir of a repository's main git directory): one that appears was
+	// planted by a command and is removed when the command ends (undoPlants).
+	plantable []string
+
 	mu    sync.Mutex
 	reads map[string]stamp // abs path -> what the agent last saw
 	// shown: the resolved path each pending path approval showed ("op\x00path" as
@@ -67,6 +76,12 @@ func New(cfg Config) (*Workspace, error) {
 		return nil, err
 	}
 	w := &Workspace{cfg: cfg, policy: p, reads: map[string]stamp{}, procs: map[string]*bgProc{}, shown: map[string]string{}, shownCmd: map[string]map[string]bool{}}
+	if fi, err := os.Lstat(filepath.Join(p.root, ".git")); err == nil && fi.IsDir() {
+		cd := filepath.Join(p.root, ".git", "commondir")
+		if _, err := os.Lstat(cd); errors.Is(err, fs.ErrNotExist) {
+			w.plantable = append(w.plantable, cd)
+		}
+	}
 	rootFD, err := openResolved(nil, "", p.root, os.O_RDONLY|dirFlag, 0)
 	if err != nil {
 		return nil, errs.Wrap(errs.KindConfig, err, "workspace root "+p.root+" cannot be opened", "run lovia inside a readable directory or pass -C DIR")
@@ -204,7 +219,27 @@ func (w *Workspace) Close() error {
 	if sb, ok := w.executor.(*SandboxExecutor); ok {
 		sb.Close()
 	}
+	w.undoPlants()
 	return nil
+}
+
+// undoPlants removes the plantable files a command created (see Workspace.plantable)
+// and says what it removed ("" when nothing). A .git/commondir names the directory
+// git reads its config from: left in place, the user's next git command would run a
+// core.fsmonitor of the command's choosing, outside any sandbox.
+func (w *Workspace) undoPlants() string {
+	var gone []string
+	for _, p := range w.plantable {
+		if _, err := os.Lstat(p); err == nil {
+			if err := os.RemoveAll(p); err == nil {
+				gone = append(gone, p)
+			}
+		}
+	}
+	if len(gone) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("removed %s: it redirects git to a configuration of the command's own, which would run on the user's next git command", strings.Join(gone, ", "))
 }
 
 // envKeep are passed to commands by default: nothing secret.
@@ -335,6 +370,9 @@ func (p *Policy) AllowHint(op Op, abs string) string {
 		}
 	}
 	if op == OpWrite {
+		if _, ok := p.ownState(abs); ok {
+			return "Leave lovia's own configuration and data to the user: tell them what to change and they can edit it themselves."
+		}
 		if rel, ok := relInside(p.root, abs); ok {
 			if _, ok := protectedWrite(rel); ok {
 				return "Leave git's config and hooks and lovia's .lovia/ to the user (they can edit them, or run lovia with --policy trusted, which asks); for a git setting the user wants, tell them the command to run."
@@ -392,7 +430,11 @@ func sandboxCaches(p *Policy) ([]string, map[string]string) {
 	if err != nil || !filepath.IsAbs(base) {
 		return nil, nil
 	}
-	base = filepath.Join(base, "lovia", "sandbox-cache")
+	// One cache per workspace root: a cache shared across repositories would let a
+	// hostile repository's command plant a build object (a GOCACHE entry is trusted by
+	// its key alone) that another repository's build then links and runs.
+	sum := sha256.Sum256([]byte(p.root))
+	base = filepath.Join(base, "lovia", "sandbox-cache", hex.EncodeToString(sum[:8]))
 	// The user's location of each cache, as the tool would find it.
 	userCache := func(env, def string) string {
 		if v := os.Getenv(env); filepath.IsAbs(v) {
@@ -443,7 +485,7 @@ func protectedPaths(root string) []string {
 		// Landlock keeps it read-only).
 		return append(out, git)
 	}
-	out = append(out, filepath.Join(git, "config"), filepath.Join(git, "config.worktree"), filepath.Join(git, "hooks"))
+	out = append(out, filepath.Join(git, "config"), filepath.Join(git, "config.worktree"), filepath.Join(git, "commondir"), filepath.Join(git, "hooks"))
 	if err == nil && fi.IsDir() {
 		// Without a hooks directory a command could create one; an empty one is what
 		// git init makes anyway.
