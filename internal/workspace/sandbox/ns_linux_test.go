@@ -156,3 +156,18 @@ func TestNamespacesKillLeftovers(t *testing.T) {
 		t.Fatalf("survivor %s after the helper exited", b)
 	}
 }
+
+// A system that lets a user create the namespaces but not mount in them (Ubuntu's
+// AppArmor restriction; here a Landlock domain, which may never mount) has no
+// namespace layer: the probe says so, so that --sandbox auto uses Landlock alone and
+// --sandbox required refuses to start, instead of a helper that fails on every command.
+func TestProbeKernelNeedsMounts(t *testing.T) {
+	needNamespaces(t)
+	if v, _ := ABI(); v == 0 {
+		t.Skip("Landlock unavailable")
+	}
+	out, err := exec.Command(os.Args[0], probeUnderLandlock).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "probe failed") {
+		t.Fatalf("the kernel probe passed where the namespaces cannot mount: %v\n%s", err, out)
+	}
+}
