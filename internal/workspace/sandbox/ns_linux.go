@@ -107,18 +107,20 @@ func setupNamespaces(o Options, r *Report) error {
 	}
 	// Mounts below must not propagate back to the parent's namespace.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("making / private: %w", err)
+		return systemError{fmt.Errorf("making / private: %w", err)}
 	}
 	// A /proc of this PID namespace only: lovia's and every other outside process's
 	// environ, cmdline and fds are not visible.
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mounting a private /proc: %w", err)
+		// Refused where the system's /proc is partly covered (a container's masked
+		// paths): the system's doing, not the repository's.
+		return systemError{fmt.Errorf("mounting a private /proc: %w", err)}
 	}
 	r.Namespaces, r.PrivateProc = true, true
 	r.ProcLimit = limitProcs(o.MaxProcs)
 	if o.NetNS {
 		if err := loopbackUp(); err != nil {
-			return fmt.Errorf("bringing up loopback in the network namespace: %w", err)
+			return systemError{fmt.Errorf("bringing up loopback in the network namespace: %w", err)}
 		}
 		r.NetNS = true
 	}

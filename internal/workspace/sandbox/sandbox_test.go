@@ -14,6 +14,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == Subcommand {
 		os.Exit(Main(os.Args[2:], os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == maskedProc {
+		os.Exit(helperUnderMaskedProc())
+	}
 	if len(os.Args) > 1 && os.Args[1] == probeUnderLandlock {
 		os.Exit(probeKernelUnderLandlock())
 	}
@@ -67,6 +70,9 @@ func TestHelperConfines(t *testing.T) {
 		t.Fatalf("missing program: %v", err)
 	}
 }
+
+// maskedProc makes the test binary start the helper under a partly covered /proc.
+const maskedProc = "helper-under-masked-proc"
 
 // probeUnderLandlock makes the test binary run ProbeKernel inside a Landlock domain.
 const probeUnderLandlock = "probe-kernel-under-landlock"
