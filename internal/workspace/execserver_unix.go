@@ -89,6 +89,9 @@ func startExecServer(helper []string, o sandbox.Options, attr *syscall.SysProcAt
 	if msg == "" {
 		msg = "exited before it was ready"
 	}
+	if o.NS && s.cmd.ProcessState != nil && s.cmd.ProcessState.ExitCode() == sandbox.ExitNoNamespaces {
+		return nil, sandbox.Report{}, fmt.Errorf("the sandbox exec server failed: %s: %w", msg, sandbox.ErrNoNamespaces)
+	}
 	return nil, sandbox.Report{}, fmt.Errorf("the sandbox exec server failed: %s", msg)
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -544,5 +545,36 @@ func TestSandboxV2GitFileKeepsLayers(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(e.root, ".git")); string(b) != "gitdir: "+real+"\n" {
 		t.Errorf(".git file repointed: %q", b)
+	}
+}
+
+// A system that refuses the namespace layer where no repository path takes part (a
+// container's masked /proc; the helper exits sandbox.ExitNoNamespaces) leaves auto
+// with Landlock alone, as doctor reports, instead of refusing every command; required
+// still refuses to start.
+func TestSandboxV2SystemRefusalFallsBack(t *testing.T) {
+	needNS(t)
+	e := newTestEnv(t)
+	cfg := e.config(PresetCoding)
+	script := `case " $* " in *" --ns "*) echo "lovia sandbox: mounting a private /proc: operation not permitted" >&2; exit ` +
+		strconv.Itoa(sandbox.ExitNoNamespaces) + `;; esac; exec "$0" "$@"`
+	cfg.SandboxHelper = []string{"/bin/sh", "-c", script, os.Args[0], sandbox.Subcommand}
+	cfg.Sandbox = SandboxAuto
+	w, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if res, out := bypass(t, w, "sh -c 'echo ok > inside.txt && cat inside.txt'", 0); res.ExitCode != 0 || out != "ok\n" {
+		t.Fatalf("auto refused a command although Landlock works: %+v %q", res, out)
+	}
+	rep, nsErr, _ := w.SandboxLayers()
+	if rep.Namespaces || rep.Landlock == 0 || nsErr == nil || !strings.Contains(nsErr.Error(), "private /proc") {
+		t.Errorf("layers: %+v, %v", rep, nsErr)
+	}
+	cfg.Sandbox = SandboxRequired
+	if w2, err := New(cfg); err == nil {
+		w2.Close()
+		t.Fatal("required started without the namespace layer")
 	}
 }

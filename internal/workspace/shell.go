@@ -165,7 +165,9 @@ func (s *SandboxExecutor) Command(ctx context.Context, req ExecRequest) (*exec.C
 // without the hidden subcommand) is found before the first real command. The kernel
 // was already found to allow the namespaces (New): a helper that still cannot set
 // them up fails closed — commands are refused, not run with fewer layers — since the
-// cause may be the repository itself (a path shaped to make a mount fail).
+// cause may be the repository itself (a path shaped to make a mount fail). Only a
+// refusal no repository path takes part in (sandbox.ErrNoNamespaces) counts as the
+// layer being unavailable.
 func (s *SandboxExecutor) Probe() error {
 	err := s.probeServer()
 	if err == nil || !s.useNamespaces() {
@@ -174,6 +176,12 @@ func (s *SandboxExecutor) Probe() error {
 	s.mu.Lock()
 	s.nsErr = err
 	s.mu.Unlock()
+	if errors.Is(err, sandbox.ErrNoNamespaces) && !s.Required {
+		// The system refused the layer at a step no repository path takes part in
+		// (a container's masked /proc): as if the kernel had no namespaces, commands
+		// run under Landlock alone, which Layers and lovia doctor report.
+		return s.probeServer()
+	}
 	return err
 }
 

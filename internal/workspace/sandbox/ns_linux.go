@@ -52,9 +52,10 @@ func PlainAttr() *syscall.SysProcAttr {
 // NamespacesSupported reports whether this system has the namespace layer.
 const NamespacesSupported = true
 
-// ProbeKernel checks that the kernel lets this user create the namespaces, by starting
-// /bin/true in them (no helper needed). The helper's own set-up (private /proc, the
-// read-only mounts) is checked by starting it (see the workspace's probe).
+// ProbeKernel checks that the kernel lets this user create the namespaces and mount in
+// them, by starting /bin/true in them (no helper needed). The helper's own set-up
+// (private /proc, the read-only mounts) is checked by starting it (see the
+// workspace's probe).
 func ProbeKernel() error {
 	path := "/bin/true"
 	if _, err := os.Stat(path); err != nil {
@@ -63,7 +64,15 @@ func ProbeKernel() error {
 		}
 	}
 	cmd := exec.Command(path)
-	cmd.SysProcAttr = NamespaceAttr(true)
+	attr := NamespaceAttr(true)
+	// The mount namespace is unshared after the user namespace's mappings are written,
+	// and Go then makes / private (mount MS_REC|MS_PRIVATE) — the helper's first step.
+	// Creating the namespaces is not enough: Ubuntu's AppArmor (kernel.apparmor_restrict
+	// _unprivileged_userns) lets a user create them but denies the capabilities in
+	// them, and a helper that then cannot mount fails closed, refusing every command.
+	attr.Cloneflags &^= syscall.CLONE_NEWNS
+	attr.Unshareflags = syscall.CLONE_NEWNS
+	cmd.SysProcAttr = attr
 	if err := cmd.Run(); err != nil {
 		return NamespaceError(err)
 	}
@@ -98,18 +107,20 @@ func setupNamespaces(o Options, r *Report) error {
 	}
 	// Mounts below must not propagate back to the parent's namespace.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("making / private: %w", err)
+		return systemError{fmt.Errorf("making / private: %w", err)}
 	}
 	// A /proc of this PID namespace only: lovia's and every other outside process's
 	// environ, cmdline and fds are not visible.
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mounting a private /proc: %w", err)
+		// Refused where the system's /proc is partly covered (a container's masked
+		// paths): the system's doing, not the repository's.
+		return systemError{fmt.Errorf("mounting a private /proc: %w", err)}
 	}
 	r.Namespaces, r.PrivateProc = true, true
 	r.ProcLimit = limitProcs(o.MaxProcs)
 	if o.NetNS {
 		if err := loopbackUp(); err != nil {
-			return fmt.Errorf("bringing up loopback in the network namespace: %w", err)
+			return systemError{fmt.Errorf("bringing up loopback in the network namespace: %w", err)}
 		}
 		r.NetNS = true
 	}

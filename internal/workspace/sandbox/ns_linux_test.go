@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // nsHelper runs sh -c script through this test binary as the helper, in namespaces.
@@ -154,5 +156,67 @@ func TestNamespacesKillLeftovers(t *testing.T) {
 	}
 	if b, _ := exec.Command("pgrep", "-f", "sleep "+dur).Output(); len(bytes.TrimSpace(b)) > 0 {
 		t.Fatalf("survivor %s after the helper exited", b)
+	}
+}
+
+// A system that lets a user create the namespaces but not mount in them (Ubuntu's
+// AppArmor restriction; here a Landlock domain, which may never mount) has no
+// namespace layer: the probe says so, so that --sandbox auto uses Landlock alone and
+// --sandbox required refuses to start, instead of a helper that fails on every command.
+func TestProbeKernelNeedsMounts(t *testing.T) {
+	needNamespaces(t)
+	if v, _ := ABI(); v == 0 {
+		t.Skip("Landlock unavailable")
+	}
+	out, err := exec.Command(os.Args[0], probeUnderLandlock).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "probe failed") {
+		t.Fatalf("the kernel probe passed where the namespaces cannot mount: %v\n%s", err, out)
+	}
+}
+
+// helperUnderMaskedProc covers part of its /proc (as container runtimes do) in
+// namespaces of its own, then starts the helper there.
+func helperUnderMaskedProc() int {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		fmt.Println("private:", err)
+		return 2
+	}
+	// Its own /proc first (the nested helper's uid_map is written through it).
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		fmt.Println("proc:", err)
+		return 2
+	}
+	if err := unix.Mount("tmpfs", "/proc/sys", "tmpfs", unix.MS_RDONLY, ""); err != nil {
+		fmt.Println("mask:", err)
+		return 2
+	}
+	cmd := exec.Command(os.Args[0], append([]string{Subcommand}, Args(Options{NS: true, RO: []string{"/"}}, "/bin/true", []string{"true"})...)...)
+	cmd.SysProcAttr = NamespaceAttr(false)
+	out, err := cmd.CombinedOutput()
+	fmt.Printf("%s", out)
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		fmt.Println(err)
+		return 2
+	}
+	return 0
+}
+
+// Where the system's /proc is partly covered, a private /proc cannot be mounted: the
+// helper says the system refuses the layer (ExitNoNamespaces, so --sandbox auto runs
+// commands under Landlock alone), not that it failed (126, which refuses commands).
+func TestHelperUnderMaskedProc(t *testing.T) {
+	needNamespaces(t)
+	cmd := exec.Command(os.Args[0], maskedProc)
+	cmd.SysProcAttr = NamespaceAttr(false)
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != ExitNoNamespaces {
+		t.Fatalf("helper under a masked /proc: %v, want exit %d:\n%s", err, ExitNoNamespaces, out)
+	}
+	if !strings.Contains(string(out), "private /proc") {
+		t.Fatalf("the helper did not say why:\n%s", out)
 	}
 }

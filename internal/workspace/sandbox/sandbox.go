@@ -69,6 +69,21 @@ type Report struct {
 // DefaultMaxProcs is the process limit of a sandbox's PID namespace.
 const DefaultMaxProcs = 4096
 
+// ExitNoNamespaces is the helper's exit status when the system refuses the namespace
+// layer at a step no repository path takes part in (making / private, a private
+// /proc, the loopback): the layer is unavailable here, like a kernel without
+// namespaces. Any other set-up failure exits 126 and fails closed, since a
+// repository could shape it.
+const ExitNoNamespaces = 125
+
+// ErrNoNamespaces marks an error caused by a helper that exited ExitNoNamespaces.
+var ErrNoNamespaces = errors.New("the system refuses the namespace layer")
+
+// systemError is a set-up failure that does not depend on the repository.
+type systemError struct{ error }
+
+func (e systemError) Unwrap() error { return e.error }
+
 // flags renders o as helper flags (shared by Args and ServerArgs).
 func (o Options) flags() []string {
 	var out []string
@@ -192,6 +207,10 @@ func Main(args []string, stderr io.Writer) int {
 		// Before Landlock: a Landlock domain may not mount.
 		if err := setupNamespaces(o, &rep); err != nil {
 			fmt.Fprintf(stderr, "lovia sandbox: %v\n", err)
+			var se systemError
+			if errors.As(err, &se) {
+				return ExitNoNamespaces
+			}
 			return 126
 		}
 	} else {

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,12 @@ import (
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == Subcommand {
 		os.Exit(Main(os.Args[2:], os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == maskedProc {
+		os.Exit(helperUnderMaskedProc())
+	}
+	if len(os.Args) > 1 && os.Args[1] == probeUnderLandlock {
+		os.Exit(probeKernelUnderLandlock())
 	}
 	os.Exit(m.Run())
 }
@@ -62,4 +69,24 @@ func TestHelperConfines(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 127 {
 		t.Fatalf("missing program: %v", err)
 	}
+}
+
+// maskedProc makes the test binary start the helper under a partly covered /proc.
+const maskedProc = "helper-under-masked-proc"
+
+// probeUnderLandlock makes the test binary run ProbeKernel inside a Landlock domain.
+const probeUnderLandlock = "probe-kernel-under-landlock"
+
+func probeKernelUnderLandlock() int {
+	// /proc stays writable: the probe writes the user namespace's uid_map.
+	if err := Restrict(Options{RO: []string{"/"}, RW: []string{"/proc"}, Required: true}); err != nil {
+		fmt.Println("restrict:", err)
+		return 2
+	}
+	if err := ProbeKernel(); err != nil {
+		fmt.Println("probe failed:", err)
+		return 1
+	}
+	fmt.Println("probe passed")
+	return 0
 }
