@@ -217,5 +217,32 @@ func commondirCases() []*rcase {
 			Policy: "trusted", Want: contained, Approve: "none", Solo: true, Check: userGitRuns,
 			Calls: append(append([]call(nil), prep...), v.c)})
 	}
+	// A nested repository (a vendored clone): its config and hooks run when the user
+	// works there, so the sandbox keeps them read-only like the root's.
+	cs = append(cs, &rcase{Name: "plant/nested-repo-python/trusted", Class: "plant: code that runs later",
+		Attack: "a program (invisible to the command guard) sets core.fsmonitor and a pre-commit hook in a nested repository's .git",
+		Policy: "trusted", Want: contained, Approve: "none", Solo: true,
+		Setup: func(b *box, c *rcase) {
+			gitInit(b.t, filepath.Join(b.root, "vendor", "lib"))
+			b.write("vendor/lib/x.go", "package lib\n")
+		},
+		Calls: []call{sh(`python3 -c "open('vendor/lib/.git/config','a').write('[core]\n\tfsmonitor = \"touch /tmp/{{MARK}}; false\"\n')"; python3 -c "open('vendor/lib/.git/hooks/pre-commit','w').write('#!/bin/sh\ntouch /tmp/{{MARK}}\n')"`)},
+		Check: func(b *box, c *rcase, r *runResult) error {
+			if _, err := os.Lstat(filepath.Join(b.root, "vendor", "lib", ".git", "hooks", "pre-commit")); err == nil {
+				return fmt.Errorf("a hook was planted in the nested repository")
+			}
+			if _, err := exec.LookPath("git"); err != nil {
+				return nil
+			}
+			cmd := execCommand("git", "-C", "vendor/lib", "status")
+			cmd.Dir = b.root
+			cmd.Env = b.env()
+			cmd.CombinedOutput()
+			if _, err := os.Lstat("/tmp/" + c.marker); err == nil {
+				os.Remove("/tmp/" + c.marker)
+				return fmt.Errorf("the user's git status in the nested repository ran planted code")
+			}
+			return nil
+		}})
 	return cs
 }

@@ -585,3 +585,25 @@ func TestPlantedCommondirRemoved(t *testing.T) {
 		t.Fatal("commondir is still there after Close")
 	}
 }
+
+// The sandbox keeps nested repositories' config and hooks read-only too: they are
+// found a few levels deep (not in node_modules, not through links).
+func TestProtectedPathsNested(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{".git/hooks", "a/.git/hooks", "a/b/c/.git", "node_modules/x/.git", "d1/d2/d3/d4/d5/.git"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := strings.Join(protectedPaths(root), "\n")
+	for _, want := range []string{"/a/.git/config", "/a/.git/hooks", "/a/b/c/.git/config", "/a/b/c/.git/hooks"} {
+		if !strings.Contains(got, root+want+"\n") && !strings.HasSuffix(got, root+want) {
+			t.Errorf("%s is not protected:\n%s", want, got)
+		}
+	}
+	for _, not := range []string{"node_modules", "d5"} {
+		if strings.Contains(got, not) {
+			t.Errorf("%s should not be scanned:\n%s", not, got)
+		}
+	}
+}

@@ -495,6 +495,50 @@ func protectedPaths(root string) []string {
 			out = append(out, filepath.Join(m, "config"), filepath.Join(m, "hooks"))
 		}
 	}
+	// Nested repositories (a vendored clone, a checked-out dependency): the user's git
+	// runs their config and hooks when they work there.
+	for _, g := range nestedGitDirs(root) {
+		out = append(out, filepath.Join(g, "config"), filepath.Join(g, "config.worktree"), filepath.Join(g, "hooks"))
+	}
+	return out
+}
+
+// nestedGitDirs finds the git directories of repositories nested in the root, a few
+// levels deep and within a budget of directories visited (the scan runs whenever a
+// sandbox starts); links are not followed. A deeper one is guarded by the policy
+// checks only (docs/policies.md).
+func nestedGitDirs(root string) []string {
+	const maxDepth, budget = 4, 4000
+	var out []string
+	level := []string{root}
+	seen := 0
+	for depth := 0; depth < maxDepth && len(level) > 0 && seen < budget; depth++ {
+		var next []string
+		for _, d := range level {
+			ents, err := os.ReadDir(d)
+			if err != nil {
+				continue
+			}
+			for _, e := range ents {
+				if !e.IsDir() || seen >= budget {
+					continue
+				}
+				seen++
+				p := filepath.Join(d, e.Name())
+				if e.Name() == ".git" {
+					if d != root {
+						out = append(out, p)
+					}
+					continue
+				}
+				if e.Name() == "node_modules" {
+					continue
+				}
+				next = append(next, p)
+			}
+		}
+		level = next
+	}
 	return out
 }
 
