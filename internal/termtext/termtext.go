@@ -101,8 +101,19 @@ func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 // Write implements io.Writer; it reports len(p) when the sanitized text was written.
 func (w *Writer) Write(p []byte) (int, error) {
 	w.buf = appendClean(&w.st, w.buf[:0], p)
+	return w.flush(len(p))
+}
+
+// WriteString implements io.StringWriter.
+func (w *Writer) WriteString(s string) (int, error) {
+	w.buf = appendClean(&w.st, w.buf[:0], s)
+	return w.flush(len(s))
+}
+
+// flush writes the sanitized buffer and reports n (the input's length) on success.
+func (w *Writer) flush(n int) (int, error) {
 	if len(w.buf) == 0 {
-		return len(p), nil
+		return n, nil
 	}
 	if _, err := w.w.Write(w.buf); err != nil {
 		return 0, err
@@ -110,22 +121,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 	if cap(w.buf) > 64<<10 {
 		w.buf = nil // one huge write must not pin its buffer
 	}
-	return len(p), nil
-}
-
-// WriteString implements io.StringWriter.
-func (w *Writer) WriteString(s string) (int, error) {
-	w.buf = appendClean(&w.st, w.buf[:0], s)
-	if len(w.buf) == 0 {
-		return len(s), nil
-	}
-	if _, err := w.w.Write(w.buf); err != nil {
-		return 0, err
-	}
-	if cap(w.buf) > 64<<10 {
-		w.buf = nil
-	}
-	return len(s), nil
+	return n, nil
 }
 
 // Flush ends the text (see Stream.End) and writes what is left.
