@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -84,6 +85,8 @@ func trustRun(opts *TrustOptions) error {
 	dir := opts.Dir
 	if dir == "" {
 		dir = f.Common.Cwd
+	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return errs.Newf(errs.KindUsage, "name the repository folder to trust, e.g. lovia trust ~/src/project", "%s is not an existing directory to trust", dir)
 	}
 	cfg, err := config.Load(config.Options{Cwd: dir, Getenv: f.Getenv})
 	if err != nil {
