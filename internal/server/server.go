@@ -210,7 +210,9 @@ func RemoveInfo(home string) {
 // checkpointed and resumable), lets their streams deliver the terminal events, and
 // closes.
 func (s *Server) Serve(ctx context.Context) error {
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	// Requests do not end with ctx: the streams must still deliver the runs' terminal
+	// events, which Shutdown waits for.
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(s.ln) }()
 	select {
