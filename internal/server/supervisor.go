@@ -18,6 +18,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/mailbox"
 	"github.com/lovia-dev/lovia/internal/runtime"
 	"github.com/lovia-dev/lovia/internal/tool"
+	"github.com/lovia-dev/lovia/internal/transcript"
 	"github.com/lovia-dev/lovia/internal/usage"
 )
 
@@ -46,6 +47,8 @@ type Run struct {
 	SessionID string
 	ParentID  string
 	Created   time.Time
+	// Prompt is the run's input (for a page reloaded mid-run: events do not repeat it).
+	Prompt string
 
 	mu      sync.Mutex
 	status  string // running | completed | failed | interrupted
@@ -159,7 +162,15 @@ func (s *Supervisor) Start(ctx context.Context, req StartRequest) (*Run, error) 
 		s.release(sid, "")
 		return nil, &httpError{http.StatusBadRequest, errMessage(err)}
 	}
-	return s.adopt(h, sid, ""), nil
+	r := s.adopt(h, sid, "")
+	r.setPrompt(req.Prompt)
+	return r, nil
+}
+
+func (r *Run) setPrompt(p string) {
+	r.mu.Lock()
+	r.Prompt = p
+	r.mu.Unlock()
 }
 
 // Resume continues an interrupted or failed run from its checkpoint.
@@ -207,7 +218,14 @@ func (s *Supervisor) Resume(ctx context.Context, runID string) (*Run, error) {
 		s.release(sid, "")
 		return nil, &httpError{http.StatusBadRequest, errMessage(err)}
 	}
-	return s.adopt(h, sid, ""), nil
+	r = s.adopt(h, sid, "")
+	for _, e := range snap.Entries {
+		if e.Type == transcript.TypeInput && e.Role == "user" {
+			r.setPrompt(e.Text)
+			break
+		}
+	}
+	return r, nil
 }
 
 // adopt registers a started handle and pumps its events.
@@ -375,6 +393,7 @@ type Info struct {
 	Model     string       `json:"model,omitempty"`
 	Error     string       `json:"error,omitempty"`
 	Output    string       `json:"final_output,omitempty"`
+	Prompt    string       `json:"prompt,omitempty"`
 	// Events is the number of events this server holds for the run (0: none, e.g. a
 	// run of an earlier server process).
 	Events    int64             `json:"events"`
@@ -396,7 +415,7 @@ type PendingApproval struct {
 func (s *Supervisor) info(r *Run) Info {
 	r.mu.Lock()
 	in := Info{RunID: r.ID, SessionID: r.SessionID, ParentID: r.ParentID, Status: r.status, Agent: r.agent,
-		Turns: r.turns, Error: r.errMsg, Output: r.final, Events: r.dropped + int64(len(r.events)), Live: true}
+		Turns: r.turns, Error: r.errMsg, Output: r.final, Prompt: r.Prompt, Events: r.dropped + int64(len(r.events)), Live: true}
 	if r.usage != nil {
 		u := *r.usage
 		in.Usage = &u

@@ -478,7 +478,11 @@ async function openSession(id, runID) {
   }
   const streamable = liveInfo && liveInfo.live && liveInfo.events > 0 && (liveInfo.status === "running" || live === active);
   if (d) renderEntries(d.entries, streamable ? live : null);
-  if (streamable) follow(live);
+  if (streamable) {
+    state.cur = null;
+    if (liveInfo.prompt) userMsg(liveInfo.prompt);
+    follow(live);
+  }
   else if (liveInfo) { state.run = live; setStatus(liveInfo.status); if (liveInfo.usage) setUsage(liveInfo.usage); }
   markCurrent();
 }
