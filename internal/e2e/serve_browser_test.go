@@ -106,8 +106,8 @@ func TestServeBrowser(t *testing.T) {
 	// The page's structure, read from the DOM.
 	type domInfo struct {
 		Users, Assistants, ToolsOK, Approvals, Sessions int
-		Strong, Title, Status, Code, Last             string
-		Imgs, Scripts, JSLinks, Keyword              int
+		Strong, Title, Status, Code, Last               string
+		Imgs, Scripts, JSLinks, Keyword                 int
 	}
 	dom, err := chromedp.Run(ctx, chromedp.Evaluate[domInfo](`(() => {
 		const q = (s) => document.querySelectorAll(s);
