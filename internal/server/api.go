@@ -364,7 +364,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 // SessionDetail is GET /api/sessions/{id}: the session, its runs and its entries.
 type SessionDetail struct {
 	SessionInfo
-	Runs    []sqlite.SessionRun `json:"runs"`
+	Runs    []sqlite.SessionRun `json:"session_runs"`
 	Entries []transcript.Entry  `json:"entries"`
 }
 
