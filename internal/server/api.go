@@ -235,11 +235,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	for {
 		for i := range evs {
 			_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
-			if err := sseEvent(w, &evs[i]); err != nil {
+			if err := sseFrame(w, &evs[i]); err != nil {
 				return
 			}
-			after = evs[i].Seq
-			if evs[i].Type.Terminal() {
+			after = evs[i].seq
+			if evs[i].term {
 				fl.Flush()
 				return
 			}

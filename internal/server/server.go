@@ -24,11 +24,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/lovia-dev/lovia/internal/app"
-	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/safefile"
 )
 
@@ -341,12 +341,15 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 	writeError(w, http.StatusInternalServerError, errMessage(err))
 }
 
-// sseEvent writes one event: its seq is the SSE id, its stream-json line the data.
-func sseEvent(w http.ResponseWriter, ev *event.Event) error {
-	data, err := json.Marshal(ev)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "id: %d\ndata: %s\n\n", ev.Seq, data)
+// sseFrame writes one event: its seq is the SSE id, its stream-json object the data
+// (JSON has no raw newlines, so it is one data line).
+func sseFrame(w http.ResponseWriter, f *frame) error {
+	b := make([]byte, 0, len(f.data)+32)
+	b = append(b, "id: "...)
+	b = strconv.AppendInt(b, f.seq, 10)
+	b = append(b, "\ndata: "...)
+	b = append(b, f.data...)
+	b = append(b, "\n\n"...)
+	_, err := w.Write(b)
 	return err
 }

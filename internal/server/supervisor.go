@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -52,7 +53,7 @@ type Run struct {
 
 	mu      sync.Mutex
 	status  string // running | completed | failed | interrupted
-	events  []event.Event
+	events  []frame
 	dropped int64 // events evicted from the front (bound)
 	notify  chan struct{}
 	ended   bool // the terminal event was appended
@@ -65,6 +66,13 @@ type Run struct {
 	handle  *runtime.Handle // nil for children
 	// epoch counts the times this run was (re)started here; events restart at seq 1.
 	epoch int
+}
+
+// frame is one event as the streams send it: encoded once, sent to every client.
+type frame struct {
+	seq  int64
+	term bool
+	data []byte // the stream-json object
 }
 
 type pending struct {
@@ -337,8 +345,14 @@ func (r *Run) append(ev event.Event, max int) {
 			r.turns = ev.Turns
 		}
 	}
-	r.events = append(r.events, ev)
-	if max > 0 && len(r.events) > max {
+	data, err := json.Marshal(ev)
+	if err != nil {
+		// An event is plain data; this cannot fail. Keep the stream gapless anyway.
+		data, _ = json.Marshal(event.Event{Type: ev.Type, Seq: ev.Seq, Time: ev.Time, RunID: ev.RunID})
+	}
+	r.events = append(r.events, frame{seq: ev.Seq, term: ev.Type.Terminal(), data: data})
+	// Past the bound, drop the oldest in batches (amortised: not a copy per event).
+	if max > 0 && len(r.events) > max+max/8 {
 		n := len(r.events) - max
 		r.events = slices.Delete(r.events, 0, n)
 		r.dropped += int64(n)
@@ -356,7 +370,7 @@ func (r *Run) wake() {
 
 // since returns the events with seq > after, whether the run has ended, and a channel
 // closed when more arrive. gone reports that some of them were evicted (bound).
-func (r *Run) since(after int64) (evs []event.Event, ended, gone bool, wait <-chan struct{}) {
+func (r *Run) since(after int64) (evs []frame, ended, gone bool, wait <-chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// Seqs are 1, 2, 3… without gaps, so the index of seq n is n-1-dropped.
