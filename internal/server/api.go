@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/store/sqlite"
 	"github.com/lovia-dev/lovia/internal/tool"
 	"github.com/lovia-dev/lovia/internal/transcript"
+	"github.com/lovia-dev/lovia/internal/tui"
 )
 
 // Route is one registered route (docs/serve.openapi.json must list exactly these).
@@ -168,6 +170,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 				in.StartedAt, in.UpdatedAt = &st, &up
 			}
 		}
+		s.addCost(r.Context(), &in)
 		writeJSON(w, http.StatusOK, in)
 		return
 	}
@@ -184,7 +187,24 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, storedInfo(ri))
+	in := storedInfo(ri)
+	s.addCost(r.Context(), &in)
+	writeJSON(w, http.StatusOK, in)
+}
+
+// addCost fills the model's context window and the cost estimate of in.
+func (s *Server) addCost(ctx context.Context, in *Info) {
+	if in.Model == "" {
+		return
+	}
+	if p, err := s.app.Resolve(ctx, in.Model); err == nil {
+		in.ContextWindow = p.Info().ContextWindow
+	}
+	if in.Usage != nil {
+		if c, ok := tui.EstimateCost(in.Model, *in.Usage); ok {
+			in.CostUSD = &c
+		}
+	}
 }
 
 // events streams a run's events as Server-Sent Events: each event's seq is its id,

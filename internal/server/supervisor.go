@@ -408,6 +408,11 @@ type Info struct {
 	Error     string       `json:"error,omitempty"`
 	Output    string       `json:"final_output,omitempty"`
 	Prompt    string       `json:"prompt,omitempty"`
+	// ContextWindow is the model's context window in tokens (GET /api/runs/{id}).
+	ContextWindow int `json:"context_window,omitempty"`
+	// CostUSD estimates the run's cost (GET /api/runs/{id}; absent when the model's
+	// price is unknown).
+	CostUSD *float64 `json:"cost_usd,omitempty"`
 	// Events is the number of events this server holds for the run (0: none, e.g. a
 	// run of an earlier server process).
 	Events    int64             `json:"events"`

@@ -300,10 +300,28 @@ function toolDone(ev) {
 function fmt(n) { return n >= 10000 ? (n / 1000).toFixed(1) + "k" : String(n || 0); }
 
 function setUsage(u) {
+  if (u) state.usage = u;
+  u = state.usage;
   if (!u) return;
+  let ctx = "";
+  if (state.lastInput) {
+    ctx = ` · context ${fmt(state.lastInput)}`;
+    if (state.window) ctx += ` (${Math.round((100 * state.lastInput) / state.window)}% of ${fmt(state.window)})`;
+  }
   $("usage").textContent = `tokens ${fmt(u.input_tokens)} in / ${fmt(u.output_tokens)} out` +
     (u.cached_input_tokens ? ` (${fmt(u.cached_input_tokens)} cached)` : "") +
-    (state.lastInput ? ` · context ${fmt(state.lastInput)}` : "");
+    (typeof state.cost === "number" ? ` · $${state.cost.toFixed(4)}` : "") + ctx;
+}
+
+// runInfo refreshes the context window and the cost estimate of the shown run.
+async function runInfo() {
+  if (!state.run) return;
+  try {
+    const info = await api("GET", `/api/runs/${encodeURIComponent(state.run)}`);
+    state.window = info.context_window || 0;
+    state.cost = typeof info.cost_usd === "number" ? info.cost_usd : null;
+    setUsage(info.usage);
+  } catch (_) { /* the next turn tries again */ }
 }
 
 function setStatus(s) {
@@ -382,6 +400,7 @@ function onEvent(ev) {
       break;
     case "turn_ended":
       setUsage(ev.usage);
+      runInfo();
       break;
     case "run_completed":
     case "run_failed":
@@ -390,6 +409,7 @@ function onEvent(ev) {
       if (ev.error) notice(ev.error.message + (ev.error.hint ? " — " + ev.error.hint : ""), true);
       setStatus(ev.status || (ev.type === "run_completed" ? "completed" : "failed"));
       closeStream();
+      runInfo();
       refreshLists();
       break;
   }
@@ -431,6 +451,9 @@ function clearLog() {
   state.tools.clear();
   state.cur = null;
   state.lastInput = 0;
+  state.usage = null;
+  state.cost = null;
+  state.window = 0;
   $("usage").textContent = "";
 }
 
@@ -483,7 +506,13 @@ async function openSession(id, runID) {
     if (liveInfo.prompt) userMsg(liveInfo.prompt);
     follow(live);
   }
-  else if (liveInfo) { state.run = live; setStatus(liveInfo.status); if (liveInfo.usage) setUsage(liveInfo.usage); }
+  else if (liveInfo) {
+    state.run = live;
+    setStatus(liveInfo.status);
+    state.window = liveInfo.context_window || 0;
+    state.cost = typeof liveInfo.cost_usd === "number" ? liveInfo.cost_usd : null;
+    setUsage(liveInfo.usage);
+  }
   markCurrent();
 }
 
