@@ -612,3 +612,46 @@ func TestServeApprovalTimeout(t *testing.T) {
 	}
 	sp.stop(syscall.SIGTERM)
 }
+
+// TestServeSubagentTasks: a run's subagent children are runs of their own, listed
+// with parent_id and streamed like any run.
+func TestServeSubagentTasks(t *testing.T) {
+	e := serveEnv(t)
+	e.write("sub.yaml", `turns:
+  - tool_calls:
+      - name: spawn_subagent
+        args: {task: "say hi"}
+  - tool_calls:
+      - name: wait_subagents
+        args: {}
+  - text: "All done."
+`)
+	sp := startServe(t, e, "-m", "script:sub.yaml")
+	st := sp.start("delegate", "")
+	if end := last(sp.stream(st.RunID, "").rest()); end.typ() != "run_completed" {
+		t.Fatalf("parent: %s", end.raw)
+	}
+	child := st.RunID + ".sub1"
+	var runs []map[string]any
+	sp.must(200, "GET", "/api/runs", nil, &runs)
+	var parent, kid map[string]any
+	for _, r := range runs {
+		switch r["run_id"] {
+		case st.RunID:
+			parent = r
+		case child:
+			kid = r
+		}
+	}
+	if kid == nil || kid["parent_id"] != st.RunID || kid["status"] != "completed" {
+		t.Fatalf("the task in the run list: %v", runs)
+	}
+	if kids, _ := parent["children"].([]any); len(kids) != 1 || kids[0] != child {
+		t.Fatalf("the parent's children: %v", parent)
+	}
+	evs := sp.stream(child, "").rest()
+	if evs[0].typ() != "run_started" || last(evs).typ() != "run_completed" {
+		t.Fatalf("the task's events: %s … %s", evs[0].raw, last(evs).raw)
+	}
+	sp.stop(syscall.SIGTERM)
+}
