@@ -119,7 +119,11 @@ func New(ctx context.Context, a *app.App, opts Options) (*Server, error) {
 	}
 	s.mux = http.NewServeMux()
 	for _, rt := range s.routes() {
-		s.mux.HandleFunc(rt.Method+" "+rt.Path, rt.h)
+		pattern := rt.Path
+		if pattern == "/" {
+			pattern = "/{$}" // the page only, not every unknown path
+		}
+		s.mux.HandleFunc(rt.Method+" "+pattern, rt.h)
 	}
 	return s, nil
 }

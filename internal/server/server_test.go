@@ -194,6 +194,12 @@ func TestSecurityChecks(t *testing.T) {
 	if resp := ts.req("POST", "/api/runs", `{"prompt":"x","session_id":"../etc"}`); resp.StatusCode != 400 {
 		t.Errorf("bad session id: %d", resp.StatusCode)
 	}
+	if resp := ts.req("GET", "/etc/passwd", ""); resp.StatusCode != 404 {
+		t.Errorf("unknown path: %d", resp.StatusCode)
+	}
+	if resp := ts.req("GET", "/", ""); resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Errorf("the page: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
 	if resp := ts.req("GET", "/static/index.html", ""); resp.StatusCode != 404 {
 		t.Errorf("static index: %d", resp.StatusCode)
 	}

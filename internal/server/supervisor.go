@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -172,6 +173,7 @@ func (s *Supervisor) Start(ctx context.Context, req StartRequest) (*Run, error) 
 	}
 	r := s.adopt(h, sid, "")
 	r.setPrompt(req.Prompt)
+	s.app.Log.Info("serve: run started", "run", r.ID, "session", sid)
 	return r, nil
 }
 
@@ -209,6 +211,14 @@ func (s *Supervisor) Resume(ctx context.Context, runID string) (*Run, error) {
 	}
 	if st.Cwd != "" && st.Cwd != s.app.Config.Cwd {
 		return nil, conflict("run %s belongs to %s, not this server's directory; continue it with `lovia resume %s`", runID, st.Cwd, runID)
+	}
+	if s.app.DB != nil {
+		// A run another lovia process is running (a terminal's `lovia resume`, another
+		// server) is not taken over.
+		host, _ := os.Hostname()
+		if h, err := s.app.DB.HolderOf(ctx, runID); err == nil && h != nil && (h.PID != os.Getpid() || h.Host != host) {
+			return nil, conflict("run %s is being run by another lovia process (%s)", runID, h)
+		}
 	}
 	sid := snap.Head.SessionID
 	if err := s.reserve(sid); err != nil {
@@ -278,6 +288,7 @@ func (s *Supervisor) adopt(h *runtime.Handle, sid, parent string) *Run {
 		}
 		r.mu.Unlock()
 		s.release(sid, r.ID)
+		s.app.Log.Info("serve: run ended", "run", r.ID, "status", r.Status())
 		s.evict()
 	}()
 	return r
