@@ -267,3 +267,22 @@ func TestReplayBoundAndTasks(t *testing.T) {
 		t.Fatalf("tasks: %+v", runs)
 	}
 }
+
+// TestFramesEscapeTerminalControls: like stream-json, C1 controls and bidi overrides
+// in event text reach clients as \u escapes (the same JSON value).
+func TestFramesEscapeTerminalControls(t *testing.T) {
+	r := &Run{ID: "run_x"}
+	r.append(event.Event{Type: event.TextDelta, Seq: 1, RunID: "run_x", Text: "a\u009b31mb\u202ec"}, 10)
+	evs, _, _, _ := r.since(0)
+	if len(evs) != 1 {
+		t.Fatal(len(evs))
+	}
+	data := string(evs[0].data)
+	if strings.ContainsRune(data, '\u009b') || strings.ContainsRune(data, '\u202e') || !strings.Contains(data, `\u009b`) || !strings.Contains(data, `\u202e`) {
+		t.Fatalf("frame: %s", data)
+	}
+	var ev event.Event
+	if err := json.Unmarshal(evs[0].data, &ev); err != nil || ev.Text != "a\u009b31mb\u202ec" {
+		t.Fatalf("decoded: %q %v", ev.Text, err)
+	}
+}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -19,6 +20,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/mailbox"
 	"github.com/lovia-dev/lovia/internal/runtime"
+	"github.com/lovia-dev/lovia/internal/termtext"
 	"github.com/lovia-dev/lovia/internal/tool"
 	"github.com/lovia-dev/lovia/internal/transcript"
 	"github.com/lovia-dev/lovia/internal/usage"
@@ -360,6 +362,12 @@ func (r *Run) append(ev event.Event, max int) {
 	if err != nil {
 		// An event is plain data; this cannot fail. Keep the stream gapless anyway.
 		data, _ = json.Marshal(event.Event{Type: ev.Type, Seq: ev.Seq, Time: ev.Time, RunID: ev.RunID})
+	}
+	// Like stream-json: C1 controls and bidi overrides as \u escapes (same JSON value),
+	// so a client that prints the data to a terminal is not steered by it.
+	var safe bytes.Buffer
+	if _, err := termtext.NewJSONWriter(&safe).Write(data); err == nil {
+		data = safe.Bytes()
 	}
 	r.events = append(r.events, frame{seq: ev.Seq, term: ev.Type.Terminal(), data: data})
 	// Past the bound, drop the oldest in batches (amortised: not a copy per event).

@@ -430,9 +430,20 @@ function follow(runID) {
     try { ev = JSON.parse(m.data); } catch (_) { return; }
     onEvent(ev);
   };
-  es.onerror = () => {
-    // The browser reconnects by itself with Last-Event-ID; a closed stream stays closed.
-    if (es.readyState === EventSource.CLOSED && state.es === es) state.es = null;
+  es.onerror = async () => {
+    // The browser reconnects by itself with Last-Event-ID. A stream it gave up on (the
+    // server restarted and no longer holds the run's events): show the run's status.
+    if (es.readyState !== EventSource.CLOSED || state.es !== es) return;
+    state.es = null;
+    try {
+      const info = await api("GET", `/api/runs/${encodeURIComponent(runID)}`);
+      if (state.run === runID) {
+        setStatus(info.status);
+        if (info.status !== "running") notice("the stream ended; the run is " + info.status);
+      }
+    } catch (e) {
+      notice("lost the connection to lovia serve: " + e.message, true);
+    }
   };
 }
 
