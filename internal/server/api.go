@@ -216,15 +216,34 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "this server holds no events of run "+r.PathValue("id")+" (GET /api/runs/{id} and the session show finished runs)")
 		return
 	}
+	// A resumed run starts a new attempt whose events restart at seq 1; its ids are
+	// "ATTEMPT.SEQ" from the second attempt on, so a client holding an id of an
+	// earlier attempt gets the current one from its start.
+	epoch := run.Epoch()
 	var after int64
-	from := r.Header.Get("Last-Event-ID")
-	if from == "" {
-		from = r.URL.Query().Get("from")
-	}
-	if from != "" {
+	bad := func() { writeError(w, http.StatusBadRequest, "Last-Event-ID / from must be an event id") }
+	if id := r.Header.Get("Last-Event-ID"); id != "" {
+		e, num := 1, id
+		if a, b, ok := strings.Cut(id, "."); ok {
+			n, err := strconv.Atoi(a)
+			if err != nil {
+				bad()
+				return
+			}
+			e, num = n, b
+		}
+		n, err := strconv.ParseInt(num, 10, 64)
+		if err != nil || n < 0 {
+			bad()
+			return
+		}
+		if e == epoch {
+			after = n
+		}
+	} else if from := r.URL.Query().Get("from"); from != "" {
 		n, err := strconv.ParseInt(from, 10, 64)
 		if err != nil || n < 0 {
-			writeError(w, http.StatusBadRequest, "Last-Event-ID / from must be an event number")
+			bad()
 			return
 		}
 		after = n
@@ -255,7 +274,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	for {
 		for i := range evs {
 			_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
-			if err := sseFrame(w, &evs[i]); err != nil {
+			if err := sseFrame(w, &evs[i], epoch); err != nil {
 				return
 			}
 			after = evs[i].seq

@@ -347,9 +347,13 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 
 // sseFrame writes one event: its seq is the SSE id, its stream-json object the data
 // (JSON has no raw newlines, so it is one data line).
-func sseFrame(w http.ResponseWriter, f *frame) error {
+func sseFrame(w http.ResponseWriter, f *frame, epoch int) error {
 	b := make([]byte, 0, len(f.data)+32)
 	b = append(b, "id: "...)
+	if epoch > 1 {
+		b = strconv.AppendInt(b, int64(epoch), 10)
+		b = append(b, '.')
+	}
 	b = strconv.AppendInt(b, f.seq, 10)
 	b = append(b, "\ndata: "...)
 	b = append(b, f.data...)

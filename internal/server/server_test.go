@@ -286,3 +286,64 @@ func TestFramesEscapeTerminalControls(t *testing.T) {
 		t.Fatalf("decoded: %q %v", ev.Text, err)
 	}
 }
+
+// waitFor blocks until run has an event of type typ (the run's own notification, no
+// polling).
+func waitFor(run *Run, typ event.Type) {
+	for {
+		evs, _, _, wait := run.since(0)
+		for _, f := range evs {
+			var ev event.Event
+			if json.Unmarshal(f.data, &ev) == nil && ev.Type == typ {
+				return
+			}
+		}
+		<-wait
+	}
+}
+
+// firstID opens the run's stream with Last-Event-ID and returns the first event's id.
+func (ts *testServer) firstID(runID, lastID string) string {
+	ts.t.Helper()
+	resp := ts.req("GET", "/api/runs/"+runID+"/events", "", "Last-Event-ID", lastID)
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if id, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
+			return id
+		}
+	}
+	ts.t.Fatalf("no event after %q (%d)", lastID, resp.StatusCode)
+	return ""
+}
+
+// TestResumeAttemptIDs: a run resumed in the same server is a new attempt whose ids
+// are "2.N"; an id of the first attempt gets the new attempt from its start.
+func TestResumeAttemptIDs(t *testing.T) {
+	ts := newTestServer(t, Options{})
+	resp := ts.req("POST", "/api/runs", `{"prompt":"go"}`)
+	var st RunStarted
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	run := ts.srv.sup.get(st.RunID)
+	waitFor(run, event.ApprovalRequired)
+	if id := ts.firstID(st.RunID, "2"); id != "3" {
+		t.Fatalf("first attempt after 2: %s", id)
+	}
+	if r := ts.req("POST", "/api/runs/"+st.RunID+"/cancel", ""); r.StatusCode != http.StatusAccepted {
+		t.Fatalf("cancel: %d", r.StatusCode)
+	}
+	waitFor(run, event.RunFailed)
+	if r := ts.req("POST", "/api/runs/"+st.RunID+"/resume", ""); r.StatusCode != http.StatusAccepted {
+		b, _ := io.ReadAll(r.Body)
+		t.Fatalf("resume: %d %s", r.StatusCode, b)
+	}
+	waitFor(run, event.ApprovalRequired)
+	if id := ts.firstID(st.RunID, "5"); id != "2.1" {
+		t.Fatalf("an id of the first attempt: got %s, want 2.1", id)
+	}
+	if id := ts.firstID(st.RunID, "2.1"); id != "2.2" {
+		t.Fatalf("after 2.1: %s", id)
+	}
+}

@@ -135,7 +135,7 @@ func (s *Supervisor) reserve(sessionID string) error {
 func (s *Supervisor) release(sessionID, runID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if id, ok := s.sessions[sessionID]; ok && (id == runID || id == "") {
+	if id, ok := s.sessions[sessionID]; ok && id == runID {
 		delete(s.sessions, sessionID)
 	}
 }
@@ -298,6 +298,14 @@ func (s *Supervisor) adopt(h *runtime.Handle, sid, parent string) *Run {
 
 // observe records one event of r and keeps the approval bookkeeping.
 func (s *Supervisor) observe(r *Run, ev event.Event) {
+	if ev.Type.Terminal() {
+		// The session is free before its run's end is told: a client that resumes or
+		// continues on seeing it must not get a 409.
+		r.mu.Lock()
+		sid := r.SessionID
+		r.mu.Unlock()
+		s.release(sid, r.ID)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.append(ev, s.opts.MaxEvents)
@@ -405,6 +413,14 @@ func (r *Run) since(after int64) (evs []frame, ended, gone bool, wait <-chan str
 		r.notify = make(chan struct{})
 	}
 	return evs, r.ended, gone, r.notify
+}
+
+// Epoch is the run's attempt in this server (1 for a run started or first resumed
+// here, and for subagent tasks; +1 for each resume).
+func (r *Run) Epoch() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return max(r.epoch, 1)
 }
 
 // Status is the run's status now.
