@@ -236,6 +236,18 @@ function toolBox(callID, name, args) {
   det.appendChild(codeBlock(argText, "json"));
   box.appendChild(det);
   if (a && typeof a.diff === "string") box.appendChild(diffBlock(a.diff));
+  else if (a && typeof a.old_string === "string" && typeof a.new_string === "string") {
+    // An edit: show it as a diff of the replaced text.
+    const lines = [];
+    for (const l of a.old_string.split("\n")) lines.push("-" + l);
+    for (const l of a.new_string.split("\n")) lines.push("+" + l);
+    box.appendChild(diffBlock(lines.join("\n")));
+  } else if (a && typeof a.content === "string" && a.path) {
+    const det2 = el("details");
+    det2.appendChild(el("summary", "", "content"));
+    det2.appendChild(codeBlock(a.content, String(a.path).split(".").pop()));
+    box.appendChild(det2);
+  }
   append(box);
   t = { box, approval: null };
   state.tools.set(callID, t);
