@@ -137,9 +137,22 @@ func TestServeLoad(t *testing.T) {
 			}
 		}
 	}
-	report := fmt.Sprintf("lovia serve load: %d runs, %d SSE clients, %d events produced, %d delivered in %v: %.0f events/s delivered; latency p50 %v p99 %v max %v; server%s",
+	cpu := ""
+	if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", sp.cmd.Process.Pid)); err == nil {
+		// utime and stime are fields 14 and 15 (after the parenthesised name), in ticks.
+		if f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:])); len(f) > 13 {
+			var ut, st int
+			fmt.Sscan(f[11], &ut)
+			fmt.Sscan(f[12], &st)
+			cpu = fmt.Sprintf(", CPU %.2fs", float64(ut+st)/100)
+		}
+	}
+	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
+		cpu += ", load average " + strings.Fields(string(data))[0]
+	}
+	report := fmt.Sprintf("lovia serve load: %d runs, %d SSE clients, %d events produced, %d delivered in %v: %.0f events/s delivered; latency p50 %v p99 %v max %v; server%s%s",
 		runs, clients, produced, delivered, elapsed.Round(time.Millisecond), float64(delivered)/elapsed.Seconds(),
-		pct(0.50).Round(time.Microsecond), pct(0.99).Round(time.Microsecond), lats[len(lats)-1].Round(time.Microsecond), strings.TrimPrefix(rss, "?"))
+		pct(0.50).Round(time.Microsecond), pct(0.99).Round(time.Microsecond), lats[len(lats)-1].Round(time.Microsecond), strings.TrimPrefix(rss, "?"), cpu)
 	t.Log(report)
 	if out := os.Getenv("SERVE_LOAD_REPORT"); out != "" {
 		_ = os.WriteFile(out, []byte(report+"\n"), 0o644)
