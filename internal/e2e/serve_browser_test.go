@@ -94,6 +94,11 @@ func TestServeBrowser(t *testing.T) {
 	poll("the streamed reply", `[...document.querySelectorAll('#log .msg.assistant')].some(m => m.textContent.includes('Let me create it.'))`)
 	poll("the approval", `!!document.querySelector('#log .approval button[data-decision=allow]')`)
 
+	if dir := os.Getenv("SERVE_SCREENSHOT_DIR"); dir != "" {
+		if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+			_ = os.WriteFile(filepath.Join(dir, "serve-approval.png"), png, 0o644)
+		}
+	}
 	// Reload mid-run (the run waits for the approval): the page finds the run again.
 	run("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.ID("prompt")))
 	poll("the run after the reload", `document.querySelector('#status').textContent === 'running' && !!document.querySelector('#log .approval button[data-decision=allow]')`)

@@ -617,6 +617,7 @@ async function send() {
     const r = await api("POST", "/api/runs", body);
     $("prompt").value = "";
     state.session = r.session_id;
+    $("view").textContent = "session " + r.session_id;
     state.cur = null;
     userMsg(text);
     setStatus("running");
