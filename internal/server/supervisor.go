@@ -88,7 +88,8 @@ func newSupervisor(ctx context.Context, a *app.App, opts Options) *Supervisor {
 	return s
 }
 
-// errConflict and friends carry an HTTP status through the supervisor's API.
+// httpError carries an HTTP status through the supervisor's API (conflict, notFound,
+// badRequest build them).
 type httpError struct {
 	status int
 	msg    string
@@ -140,7 +141,8 @@ func (s *Supervisor) release(sessionID, runID string) {
 	}
 }
 
-// Start starts a run for req.
+// Start starts a run for req. The run lives in the server's context, not ctx (the
+// request's): closing the connection does not stop it.
 func (s *Supervisor) Start(ctx context.Context, req StartRequest) (*Run, error) {
 	if strings.TrimSpace(req.Prompt) == "" {
 		return nil, badRequest("prompt is empty")
