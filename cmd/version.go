@@ -37,7 +37,6 @@ func NewCmdVersion(f *Factory) *cobra.Command {
 	return c
 }
 
-
 func versionCheck(ctx context.Context, f *Factory, in buildinfo.Info, asJSON bool) error {
 	if f.Getenv("LOVIA_NO_UPDATE_CHECK") != "" {
 		if asJSON {

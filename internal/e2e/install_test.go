@@ -228,7 +228,7 @@ func TestManPages(t *testing.T) {
 			t.Errorf("%s: %v", page, err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "lovia-__sandbox.1")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, "lovia-__sandbox-exec.1")); err == nil {
 		t.Error("the internal sandbox-exec command got a manual page")
 	}
 }
