@@ -160,6 +160,7 @@ Anthropic model, and keeps every run resumable.
 	root.AddCommand(NewCmdConfig(f, nil))
 	root.AddCommand(NewCmdPresets(f, nil))
 	root.AddCommand(NewCmdVersion(f))
+	root.AddCommand(NewCmdMan(f))
 	root.AddCommand(NewCmdSandboxExec())
 	root.AddCommand(NewCmdResume(f, nil))
 	root.AddCommand(NewCmdRuns(f, nil))
