@@ -19,7 +19,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/store/sqlite"
 	"github.com/lovia-dev/lovia/internal/tool"
 	"github.com/lovia-dev/lovia/internal/transcript"
-	"github.com/lovia-dev/lovia/internal/tui"
+	"github.com/lovia-dev/lovia/internal/usage"
 )
 
 // Route is one registered route (docs/serve.openapi.json must list exactly these).
@@ -201,7 +201,7 @@ func (s *Server) addCost(ctx context.Context, in *Info) {
 		in.ContextWindow = p.Info().ContextWindow
 	}
 	if in.Usage != nil {
-		if c, ok := tui.EstimateCost(in.Model, *in.Usage); ok {
+		if c, ok := usage.EstimateCost(in.Model, *in.Usage); ok {
 			in.CostUSD = &c
 		}
 	}
