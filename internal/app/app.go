@@ -181,9 +181,14 @@ func New(ctx context.Context, opts Options) (*App, error) {
 		a.Log.Warn("project instructions truncated", "files", len(a.Instructions.Files))
 	}
 
+	if cfg.Compat != nil {
+		for _, n := range cfg.Compat.Notes {
+			a.warn(n)
+		}
+	}
 	a.scrub = secretScrubber(cfg, getenv)
 	if len(cfg.Hooks) > 0 {
-		hp, err := hooks.New(hooks.Config{Hooks: cfg.Hooks, Dir: cfg.Cwd, Scrub: a.scrub.Scrub}, a.Log)
+		hp, err := hooks.New(hooks.Config{Hooks: cfg.Hooks, Dir: cfg.Cwd, ProjectDir: cfg.Root, Scrub: a.scrub.Scrub}, a.Log)
 		if err != nil {
 			return nil, err
 		}
