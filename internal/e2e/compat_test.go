@@ -1,0 +1,143 @@
+package e2e
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// copyTree copies testdata/compat/<name> into dst (dotfiles included).
+func copyTree(t *testing.T, name, dst string) {
+	t.Helper()
+	src := filepath.Join("testdata", "compat", name)
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+type streamEvent struct {
+	Type        string          `json:"type"`
+	CallID      string          `json:"call_id"`
+	Name        string          `json:"name"`
+	Args        json.RawMessage `json:"args"`
+	Output      string          `json:"output"`
+	IsError     bool            `json:"is_error"`
+	Text        string          `json:"text"`
+	Status      string          `json:"status"`
+	FinalOutput string          `json:"final_output"`
+}
+
+func parseStream(t *testing.T, out string) []streamEvent {
+	t.Helper()
+	var evs []streamEvent
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		var ev streamEvent
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("bad event line %q: %v", line, err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+const claudeHooksScript = `
+turns:
+  - tool_calls:
+      - name: shell
+        args: {command: "grep -r TODO .", description: "find TODOs"}
+  - tool_calls:
+      - name: write_file
+        args: {path: .env, content: "API_KEY=leaked\n"}
+  - tool_calls:
+      - name: write_file
+        args: {path: main.go, content: "package main\nfunc main(){\nprintln(  \"hi\" )\n}\n"}
+  - text: "All done."
+  - text: "Tests pass; done now."
+`
+
+// TestClaudeCodeHooks: the hooks of Claude Code's documentation examples, in
+// .claude/settings.json, run unchanged: a Bash validator blocks grep in favour of rg
+// (exit 2, stderr to the model), a .env guard on Edit|Write blocks the write, a
+// PostToolUse formatter formats the Go file written, and a Stop hook that blocks once
+// keeps the run going with its reason.
+func TestClaudeCodeHooks(t *testing.T) {
+	e := newEnv(t)
+	copyTree(t, "hooks", e.dir)
+	e.write("s.yaml", claudeHooksScript)
+
+	// Untrusted: the project's hooks do not run, and the notice names them.
+	r := e.run(nil, "run", "--approve", "all", "--output", "stream-json", "-m", "script:s.yaml", "fix it")
+	if !strings.Contains(r.stderr, ".claude/settings.json") || !strings.Contains(r.stderr, "is not trusted") {
+		t.Fatalf("untrusted run: want a notice naming .claude/settings.json; stderr:\n%s", r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, ".env")); err != nil {
+		t.Fatalf("untrusted: the .env guard should not have run, so .env should exist: %v", err)
+	}
+	os.Remove(filepath.Join(e.dir, ".env"))
+	os.Remove(filepath.Join(e.dir, "main.go"))
+
+	r = e.run(nil, "run", "--trust", "--approve", "all", "--output", "stream-json", "-m", "script:s.yaml", "fix it")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	evs := parseStream(t, r.stdout)
+	var grepOut, envOut, stopMsg, final string
+	envCall := ""
+	for _, ev := range evs {
+		switch {
+		case ev.Type == "tool_call_started" && strings.Contains(string(ev.Args), ".env"):
+			envCall = ev.CallID
+		case ev.Name == "shell" && (ev.Type == "tool_call_failed" || ev.Type == "tool_call_completed"):
+			grepOut = ev.Output
+		case ev.CallID == envCall && (ev.Type == "tool_call_failed" || ev.Type == "tool_call_completed"):
+			envOut = ev.Output
+		case ev.Type == "user_message_injected" && strings.Contains(ev.Text, "Stop hook"):
+			stopMsg = ev.Text
+		case ev.Type == "run_completed":
+			final = ev.FinalOutput
+		}
+	}
+	if !strings.Contains(grepOut, "blocked by a pre-tool hook") || !strings.Contains(grepOut, "Use 'rg'") {
+		t.Errorf("grep call: want blocked with the validator's message, got %q", grepOut)
+	}
+	if !strings.Contains(envOut, "blocked by a pre-tool hook") {
+		t.Errorf(".env write: want blocked, got %q", envOut)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, ".env")); err == nil {
+		t.Error(".env was written despite the guard")
+	}
+	got, err := os.ReadFile(filepath.Join(e.dir, "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"; string(got) != want {
+		t.Errorf("the PostToolUse formatter did not format main.go:\n%s", got)
+	}
+	if !strings.Contains(stopMsg, "Run the tests before you stop.") {
+		t.Errorf("want the Stop hook's reason injected once, got %q", stopMsg)
+	}
+	if final != "Tests pass; done now." {
+		t.Errorf("final output = %q, want the answer after the Stop hook's block", final)
+	}
+}
