@@ -173,9 +173,12 @@ func New(ctx context.Context, opts Options) (*App, error) {
 	a.Compaction = compaction.New(cfg.Compaction, copts...)
 
 	var problems []error
-	a.Instructions, problems = instructions.Load(instructions.Options{UserDir: cfg.UserDir, Root: cfg.Root, Cwd: cfg.Cwd})
+	a.Instructions, problems = instructions.Load(InstructionsOptions(cfg, a.home()))
 	for _, p := range problems {
 		a.warn(p.Error())
+	}
+	for _, n := range a.Instructions.Notes {
+		a.Log.Info("instructions import not followed", "note", n)
 	}
 	if a.Instructions.Truncated {
 		a.Log.Warn("project instructions truncated", "files", len(a.Instructions.Files))
@@ -199,6 +202,16 @@ func New(ctx context.Context, opts Options) (*App, error) {
 	}
 	ok = true
 	return a, nil
+}
+
+// InstructionsOptions says where cfg's instructions are read from (home is the
+// user's home: ~/.claude and ~ imports).
+func InstructionsOptions(cfg *config.Config, home string) instructions.Options {
+	o := instructions.Options{UserDir: cfg.UserDir, Root: cfg.Root, Cwd: cfg.Cwd, Home: home}
+	if home != "" {
+		o.ClaudeDir = filepath.Join(home, ".claude")
+	}
+	return o
 }
 
 func withSource(err error, src config.Source) error {

@@ -69,8 +69,8 @@ type loop struct {
 	repairsLeft     int
 	// stopBlocks counts the final answers stop gates refused in this run.
 	stopBlocks int
-	callSeq         int          // generated call ids (run goroutine only)
-	askSeq          atomic.Int64 // ids of approvals asked outside a tool call
+	callSeq    int          // generated call ids (run goroutine only)
+	askSeq     atomic.Int64 // ids of approvals asked outside a tool call
 
 	output     string
 	structured json.RawMessage
