@@ -365,6 +365,9 @@ type RunOptions struct {
 	Plugins []plugin.Plugin
 	// Flags are recorded in the checkpoint's settings (e.g. output format, approve).
 	Flags map[string]any
+	// AllowedTools narrow the tools of the run's agent to these (a slash command's
+	// or skill's allowed-tools; empty = no narrowing).
+	AllowedTools []string
 	// PolicyCeiling is the loosest policy the run may have ("" = none): a child
 	// run's parent's, an eval's command line's. The preset's may only tighten it.
 	PolicyCeiling string
@@ -422,6 +425,11 @@ func (a *App) Prepare(ctx context.Context, ro RunOptions) (*Prepared, error) {
 	ag, err := a.agentGraph(ctx, p, model, policy, ro.child, ro.Model != "")
 	if err != nil {
 		return nil, err
+	}
+	if len(ro.AllowedTools) > 0 {
+		for i, pl := range ag.Plugins {
+			ag.Plugins[i] = allowOnly(pl, ro.AllowedTools)
+		}
 	}
 	schema := ro.OutputSchema
 	if len(schema) == 0 {

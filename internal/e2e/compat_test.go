@@ -141,3 +141,72 @@ func TestClaudeCodeHooks(t *testing.T) {
 		t.Errorf("final output = %q, want the answer after the Stop hook's block", final)
 	}
 }
+
+// TestClaudeCommandHeadless: .claude/commands/review.md runs as `lovia run
+// "/review ARGS"`: $ARGUMENTS is filled, @CONVENTIONS.md attached, and its
+// allowed-tools narrow the run's tools (write_file is not offered).
+func TestClaudeCommandHeadless(t *testing.T) {
+	e := newEnv(t)
+	copyTree(t, "commands", e.dir)
+	e.write("s.yaml", `
+turns:
+  - tool_calls:
+      - name: write_file
+        args: {path: x.txt, content: "x"}
+  - text: "Reviewed: looks fine."
+`)
+	r := e.run(nil, "run", "--output", "stream-json", "-m", "script:s.yaml", "/review internal/store")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	in := sessionInput(t, e)
+	for _, want := range []string{"Review internal/store carefully.", "Contents of CONVENTIONS.md:", "Errors are wrapped with %w"} {
+		if !strings.Contains(in, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, in)
+		}
+	}
+	if !strings.Contains(r.stdout, `unknown tool \"write_file\"`) {
+		t.Errorf("write_file should not be offered while /review (allowed-tools: Read, Grep, Glob) runs:\n%s", r.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "x.txt")); err == nil {
+		t.Error("x.txt was written")
+	}
+
+	// A skill without a name is invoked by its folder's name.
+	e.write("s2.yaml", "turns:\n  - text: \"Entry added.\"\n")
+	r = e.run(nil, "run", "-m", "script:s2.yaml", "/changelog for the store fix")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestClaudeSkillsListed: a skill folder without name and one whose description is
+// over 1,024 characters both load (the second truncated, with a warning).
+func TestClaudeSkillsListed(t *testing.T) {
+	e := newEnv(t)
+	copyTree(t, "commands", e.dir)
+	r := e.run(nil, "skills", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var rows []struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, row := range rows {
+		got[row.Name] = row.Description
+	}
+	if !strings.HasPrefix(got["changelog"], "Write a CHANGELOG entry") {
+		t.Errorf("skill without name not listed as its folder: %v", got)
+	}
+	if d := got["claude-api"]; !strings.HasPrefix(d, "Build apps with the Claude API") {
+		t.Errorf("long-description skill not listed: %v", got)
+	}
+	if !strings.Contains(r.stderr, "claude-api") || !strings.Contains(r.stderr, "truncated") {
+		t.Errorf("want a warning about the truncated description; stderr:\n%s", r.stderr)
+	}
+}
