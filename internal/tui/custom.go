@@ -21,18 +21,20 @@ type CustomCommander interface {
 	CustomCommands() []CustomCommand
 }
 
-// customCommands lists the backend's commands (cached after the first call).
-func (m *Model) customCommands() []slashCommand {
-	if m.custom == nil {
-		m.custom = []slashCommand{}
-		if cc, ok := m.backend.(CustomCommander); ok {
-			for _, c := range cc.CustomCommands() {
-				m.custom = append(m.custom, slashCommand{Name: c.Name, Args: c.Args, Help: c.Help})
-			}
+// loadCustom asks the backend for its custom commands: called once before the
+// program starts (Update does no I/O).
+func loadCustom(b Backend) []slashCommand {
+	out := []slashCommand{}
+	if cc, ok := b.(CustomCommander); ok {
+		for _, c := range cc.CustomCommands() {
+			out = append(out, slashCommand{Name: c.Name, Args: c.Args, Help: c.Help})
 		}
 	}
-	return m.custom
+	return out
 }
+
+// customCommands lists the backend's commands, as loaded at start.
+func (m *Model) customCommands() []slashCommand { return m.custom }
 
 // customCommand runs text when its first word names a custom command: it is sent
 // as a prompt (queued while a run is going, like any message).

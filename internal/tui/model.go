@@ -107,7 +107,7 @@ type picker struct {
 // functions. Update does no I/O: backend calls, file walks and the editor run in
 // commands that report back as messages.
 type Model struct {
-	custom []slashCommand // the backend's custom commands (custom.go), nil until asked
+	custom  []slashCommand // the backend's custom commands (custom.go), nil until asked
 	ctx     context.Context
 	backend Backend
 	cfg     Config
