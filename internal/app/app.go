@@ -672,9 +672,7 @@ func (a *App) plugins(ctx context.Context, p *preset.Preset, policy string, chil
 		case "todo":
 			out = append(out, todo.New())
 		case "skills":
-			dirs := skills.DefaultDirs(a.home(), a.Config.Root)
-			dirs = append(dirs, a.Config.Skills.Dirs...)
-			out = append(out, skills.New(skills.Config{Bundled: bundledskills.FS, Dirs: dirs, NoWatch: a.Config.Skills.NoWatch, Repo: a.Config.Root, Warn: a.warn}, a.Log))
+			out = append(out, skills.New(skills.Config{Bundled: bundledskills.FS, Dirs: a.skillDirs(), NoWatch: a.Config.Skills.NoWatch, Repo: a.Config.Root, Warn: a.warn}, a.Log))
 		case "mcp":
 			// Added by agentPlugins whenever servers are configured.
 		case "web":

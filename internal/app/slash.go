@@ -27,7 +27,7 @@ type Invocation struct {
 
 // skillDirs are the skill folders every run reads.
 func (a *App) skillDirs() []string {
-	dirs := skills.DefaultDirs(a.home(), a.Config.Root)
+	dirs := skills.DirsFor(a.home(), a.Config.UserDir, a.Config.Root)
 	return append(dirs, a.Config.Skills.Dirs...)
 }
 
@@ -81,7 +81,7 @@ func (a *App) Slash(ctx context.Context, text string) (*Invocation, error) {
 		} else {
 			inv.Model = m
 		}
-		inv.AllowedTools = LoviaTools(c.AllowedTools)
+		inv.AllowedTools = hooks.LoviaTools(c.AllowedTools)
 		return inv, nil
 	}
 	return nil, nil
@@ -100,28 +100,3 @@ func commandModel(m string) (string, string) {
 	return "", fmt.Sprintf("model %q is not a PROVIDER:MODEL lovia knows; the run's model is used", m)
 }
 
-// LoviaTools maps allowed-tools entries (Claude Code's names such as Bash(git add:*),
-// Edit, mcp__github__create_issue, or lovia's) to lovia's tool names. Argument
-// patterns in parentheses are not kept: the policy still judges every call.
-func LoviaTools(list []string) []string {
-	var out []string
-	for _, t := range list {
-		name, _, _ := strings.Cut(t, "(")
-		name = strings.TrimSpace(name)
-		if name == "" {
-			continue
-		}
-		for _, n := range hooks.LoviaToolNames(name) {
-			if !slices.Contains(out, n) {
-				out = append(out, n)
-			}
-		}
-		if name == "MultiEdit" && !slices.Contains(out, "edit_file") {
-			out = append(out, "edit_file")
-		}
-		if name == "WebFetch" && !slices.Contains(out, "read_page") {
-			out = append(out, "read_page")
-		}
-	}
-	return out
-}

@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lovia-dev/lovia/internal/store/sqlite"
 )
 
 // copyTree copies testdata/compat/<name> into dst (dotfiles included).
@@ -178,6 +181,39 @@ turns:
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	if in := lastInput(t, e); !strings.Contains(in, `Use the skill "changelog"`) || !strings.Contains(in, "Add an entry under") || !strings.Contains(in, "The task: for the store fix") {
+		t.Errorf("/changelog prompt:\n%s", in)
+	}
+}
+
+// lastInput is the first user input of the newest run in the test's database.
+func lastInput(t *testing.T, e *env) string {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(e.home, "data", "lovia.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	runs, err := db.Checkpoints().ListRuns(context.Background(), sqlite.RunFilter{})
+	if err != nil || len(runs) == 0 {
+		t.Fatalf("runs %v err %v", runs, err)
+	}
+	newest := runs[0]
+	for _, r := range runs {
+		if r.UpdatedAt.After(newest.UpdatedAt) {
+			newest = r
+		}
+	}
+	snap, err := db.Checkpoints().Load(context.Background(), newest.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range snap.Entries {
+		if en.IsUser() {
+			return en.Text
+		}
+	}
+	return ""
 }
 
 // TestClaudeSkillsListed: a skill folder without name and one whose description is

@@ -233,3 +233,32 @@ func orDefault(s, d string) string {
 	}
 	return s
 }
+
+// LoviaTools maps allowed-tools entries (Claude Code's names such as Bash(git add:*),
+// Edit, mcp__github__create_issue, or lovia's own) to lovia's tool names. Argument
+// patterns in parentheses are dropped: the policy still judges every call.
+func LoviaTools(list []string) []string {
+	var out []string
+	add := func(n string) {
+		for _, o := range out {
+			if o == n {
+				return
+			}
+		}
+		out = append(out, n)
+	}
+	for _, t := range list {
+		name, _, _ := strings.Cut(t, "(")
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if name == "MultiEdit" {
+			name = "Edit"
+		}
+		for _, n := range LoviaToolNames(name) {
+			add(n)
+		}
+	}
+	return out
+}
