@@ -99,4 +99,3 @@ func commandModel(m string) (string, string) {
 	}
 	return "", fmt.Sprintf("model %q is not a PROVIDER:MODEL lovia knows; the run's model is used", m)
 }
-

@@ -3,11 +3,14 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lovia-dev/lovia/internal/store/sqlite"
 )
@@ -244,5 +247,34 @@ func TestClaudeSkillsListed(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "claude-api") || !strings.Contains(r.stderr, "truncated") {
 		t.Errorf("want a warning about the truncated description; stderr:\n%s", r.stderr)
+	}
+}
+
+// TestClaudeCommandInChat: in `lovia chat` (tmux), typing /rev completes the
+// project's /review command with its description, and /review ARGS runs it.
+func TestClaudeCommandInChat(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed")
+	}
+	if testing.Short() {
+		t.Skip("drives tmux")
+	}
+	e := newEnv(t)
+	copyTree(t, "commands", e.dir)
+	e.write("chat.yaml", "turns:\n  - text: \"Reviewed the store: two missing tests.\"\n")
+	s := &tmuxSession{t: t, socket: fmt.Sprintf("lovia-compat-%d", os.Getpid())}
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
+	command := fmt.Sprintf("env HOME=%s XDG_CONFIG_HOME=%s/.config LOVIA_HOME=%s/data TERM=xterm-256color %s chat -m script:chat.yaml; echo LOVIA-EXITED; sleep 600",
+		e.home, e.home, e.home, bin)
+	s.run("new-session", "-d", "-s", "main", "-x", "100", "-y", "30", "-c", e.dir, command)
+	s.waitFor("new session", 10*time.Second)
+
+	s.text("/rev")
+	s.waitVisible("Review a change for bugs and style", 5*time.Second)
+	s.text("iew internal/store")
+	s.keys("Enter")
+	s.waitFor("Reviewed the store: two missing tests.", 10*time.Second)
+	if in := lastInput(t, e); !strings.Contains(in, "Review internal/store carefully.") || !strings.Contains(in, "Errors are wrapped with %w") {
+		t.Errorf("the chat sent:\n%s", in)
 	}
 }
