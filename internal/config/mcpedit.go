@@ -157,4 +157,3 @@ func indent(b []byte, pre string) []byte {
 	}
 	return out.Bytes()
 }
-
