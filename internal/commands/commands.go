@@ -53,6 +53,8 @@ type Dir struct {
 	// Within is the tree the files must stay in (the repository for project
 	// folders; "" for the user's own, which may be links).
 	Within string
+	// Prefix is put before each command's name (Codex's prompts are /prompts:name).
+	Prefix string
 }
 
 // Dirs are the command folders, lowest precedence first: the user's (Claude Code's,
@@ -61,7 +63,8 @@ type Dir struct {
 func Dirs(home, userDir, root string) []Dir {
 	var out []Dir
 	if home != "" {
-		out = append(out, Dir{Path: filepath.Join(home, ".claude", "commands"), Scope: "user"})
+		out = append(out, Dir{Path: filepath.Join(home, ".codex", "prompts"), Scope: "user", Prefix: "prompts:"},
+			Dir{Path: filepath.Join(home, ".claude", "commands"), Scope: "user"})
 	}
 	if userDir != "" {
 		out = append(out, Dir{Path: filepath.Join(userDir, "commands"), Scope: "user"})
@@ -107,7 +110,7 @@ func Load(dirs []Dir) ([]Command, []error) {
 			}
 			rel, _ := filepath.Rel(d.Path, p)
 			name := strings.TrimSuffix(filepath.ToSlash(rel), ".md")
-			name = strings.ReplaceAll(name, "/", ":")
+			name = d.Prefix + strings.ReplaceAll(name, "/", ":")
 			c, err := Parse(p, name, data)
 			if err != nil {
 				problems = append(problems, err)

@@ -91,6 +91,7 @@ func readClaude(root, home string, getenv func(string) string) *Compat {
 		if data := read(p, false); data != nil {
 			c.userMCP = c.claudeJSONServers(p, data, root, getenv)
 		}
+		c.readCodex(home)
 	}
 	if root != "" {
 		for _, name := range []string{"settings.json", "settings.local.json"} {

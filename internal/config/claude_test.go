@@ -139,3 +139,39 @@ func mcpServer(cmd string, args ...string) mcp.ServerConfig {
 }
 
 func mcpURL(u string) mcp.ServerConfig { return mcp.ServerConfig{URL: u} }
+
+func TestCodexConfig(t *testing.T) {
+	home := t.TempDir()
+	repo := t.TempDir()
+	writeFile(t, filepath.Join(home, ".codex", "config.toml"), `model = "o3"
+
+[mcp_servers.docs]
+command = "docs-server"
+args = ["--port", "4000"]
+env = { "MODE" = "ro" }
+env_vars = ["DOCS_TOKEN"]
+
+[mcp_servers.linear]
+url = "https://mcp.linear.app/mcp"
+bearer_token_env_var = "LINEAR_TOKEN"
+
+[mcp_servers.off]
+command = "x"
+enabled = false
+`)
+	env := map[string]string{"HOME": home, "LOVIA_HOME": filepath.Join(home, "data")}
+	c, err := Load(Options{Cwd: repo, Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := c.MCP.Servers["docs"]
+	if d.Command != "docs-server" || len(d.Args) != 2 || d.Env["MODE"] != "ro" || d.Env["DOCS_TOKEN"] != "${DOCS_TOKEN}" {
+		t.Errorf("docs = %+v", d)
+	}
+	if l := c.MCP.Servers["linear"]; l.URL == "" || l.Headers["Authorization"] != "Bearer ${LINEAR_TOKEN}" {
+		t.Errorf("linear = %+v", l)
+	}
+	if _, ok := c.MCP.Servers["off"]; ok {
+		t.Error("a disabled server applies")
+	}
+}
