@@ -44,14 +44,14 @@ settings are kept. Put -- before a command whose arguments start with a dash.`,
 	add.Flags().StringVarP(&opts.Transport, "transport", "t", "stdio", "stdio, http or sse")
 	add.Flags().StringArrayVarP(&opts.Env, "env", "e", nil, "environment `KEY=VALUE` for a stdio server (${VAR} expands at start)")
 	add.Flags().StringArrayVarP(&opts.Headers, "header", "H", nil, "HTTP header `'Name: value'` for an http server")
-	add.Flags().StringVarP(&opts.Scope, "scope", "s", "user", "user (lovia's user config) or project (.lovia/config.yaml)")
+	add.Flags().StringVar(&opts.Scope, "scope", "user", "user (lovia's user config) or project (.lovia/config.yaml)")
 	remove := &cobra.Command{
 		Use:   "remove NAME",
 		Short: "Remove an MCP server from lovia's config",
 		Args:  cobra.ExactArgs(1),
 		RunE:  func(c *cobra.Command, args []string) error { return mcpRemove(opts, args[0]) },
 	}
-	remove.Flags().StringVarP(&opts.Scope, "scope", "s", "user", "user or project")
+	remove.Flags().StringVar(&opts.Scope, "scope", "user", "user or project")
 	get := &cobra.Command{
 		Use:   "get NAME",
 		Short: "Show one MCP server as lovia will start it, and where it is configured",

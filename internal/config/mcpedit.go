@@ -103,7 +103,19 @@ func RemoveMCPServer(path, name string) error {
 		return missing
 	}
 	if len(m.Values) == 0 {
-		m.IsFlowStyle = true // "servers: {}"
+		// No servers left: drop the empty mapping (and an empty mcp:) rather than
+		// leave "servers:" with nothing under it.
+		mcpPath, _ := yaml.PathString("$.mcp")
+		if n, err := mcpPath.FilterFile(f); err == nil {
+			if mm, ok := n.(*ast.MappingNode); ok {
+				mm.Values = dropKey(mm.Values, "servers")
+				if len(mm.Values) == 0 && len(f.Docs) > 0 {
+					if root, ok := f.Docs[0].Body.(*ast.MappingNode); ok {
+						root.Values = dropKey(root.Values, "mcp")
+					}
+				}
+			}
+		}
 	}
 	return writeChecked(path, []byte(f.String()), name, false)
 }
@@ -156,4 +168,13 @@ func indent(b []byte, pre string) []byte {
 		out.Write(l)
 	}
 	return out.Bytes()
+}
+
+func dropKey(vs []*ast.MappingValueNode, key string) []*ast.MappingValueNode {
+	for i, v := range vs {
+		if v.Key.String() == key {
+			return append(vs[:i], vs[i+1:]...)
+		}
+	}
+	return vs
 }
