@@ -207,7 +207,8 @@ func New(ctx context.Context, opts Options) (*App, error) {
 // InstructionsOptions says where cfg's instructions are read from (home is the
 // user's home: ~/.claude and ~ imports).
 func InstructionsOptions(cfg *config.Config, home string) instructions.Options {
-	o := instructions.Options{UserDir: cfg.UserDir, Root: cfg.Root, Cwd: cfg.Cwd, Home: home}
+	o := instructions.Options{UserDir: cfg.UserDir, Root: cfg.Root, Cwd: cfg.Cwd, Home: home,
+		Denied: ReadDenied(cfg, cfg.EffectivePolicy(""))}
 	if home != "" {
 		o.ClaudeDir = filepath.Join(home, ".claude")
 	}

@@ -7,8 +7,10 @@ import (
 	"strings"
 
 	"github.com/lovia-dev/lovia/internal/commands"
+	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/plugin/hooks"
 	"github.com/lovia-dev/lovia/internal/plugin/skills"
+	"github.com/lovia-dev/lovia/internal/workspace"
 	bundledskills "github.com/lovia-dev/lovia/skills"
 )
 
@@ -75,7 +77,7 @@ func (a *App) Slash(ctx context.Context, text string) (*Invocation, error) {
 		if c.Scope == "skill" && args != "" {
 			body.Body += "\n\nThe task: $ARGUMENTS"
 		}
-		inv.Prompt, inv.Notes = body.Expand(args, a.Config.Root)
+		inv.Prompt, inv.Notes = body.Expand(args, a.Config.Root, a.readDenied())
 		if m, note := commandModel(c.Model); note != "" {
 			inv.Notes = append(inv.Notes, fmt.Sprintf("/%s: %s", name, note))
 		} else {
@@ -98,4 +100,29 @@ func commandModel(m string) (string, string) {
 		return "anthropic:" + m, ""
 	}
 	return "", fmt.Sprintf("model %q is not a PROVIDER:MODEL lovia knows; the run's model is used", m)
+}
+
+// readDenied says why the configured workspace policy denies reading abs ("" when it
+// does not): files that instructions import and commands include pass the same
+// path rules as the agent's reads. When the policy cannot be built, every such read
+// is refused.
+func (a *App) readDenied() func(abs string) string {
+	return ReadDenied(a.Config, a.CeilingPolicy())
+}
+
+// ReadDenied is readDenied for a configuration and policy name.
+func ReadDenied(cfg *config.Config, policy string) func(abs string) string {
+	wc := cfg.Workspace
+	wc.Root = cfg.Cwd
+	wc.Policy = policy
+	pol, err := workspace.NewPolicy(wc)
+	if err != nil {
+		return func(string) string { return "the workspace policy could not be built: " + err.Error() }
+	}
+	return func(abs string) string {
+		if _, d, why := pol.Judge(abs, "", workspace.OpRead); d == workspace.Deny {
+			return why
+		}
+		return ""
+	}
 }

@@ -250,8 +250,9 @@ var posRE = regexp.MustCompile(`\$(ARGUMENTS|[1-9])`)
 // Expand fills the command's body with args: $ARGUMENTS is all of them, $1…$9 the
 // words (quotes group); when the body names none, the arguments are appended, as
 // Claude Code does. @path includes of files under root are attached (read beneath
-// root: a link out of it is refused), with notes for those left out.
-func (c Command) Expand(args, root string) (string, []string) {
+// root: a link out of it is refused; denied, when set, says why the workspace policy
+// denies reading a path), with notes for those left out.
+func (c Command) Expand(args, root string, denied func(abs string) string) (string, []string) {
 	words := splitArgs(args)
 	used := false
 	out := posRE.ReplaceAllStringFunc(c.Body, func(m string) string {
@@ -268,12 +269,12 @@ func (c Command) Expand(args, root string) (string, []string) {
 	if !used && args != "" {
 		out += "\n\nARGUMENTS: " + args
 	}
-	att, notes := includes(out, root)
+	att, notes := includes(out, root, denied)
 	return out + att, notes
 }
 
 // includes attaches the files @path names under root.
-func includes(text, root string) (string, []string) {
+func includes(text, root string, denied func(string) string) (string, []string) {
 	if root == "" {
 		return "", nil
 	}
@@ -288,6 +289,12 @@ func includes(text, root string) (string, []string) {
 		full := filepath.Clean(filepath.Join(root, p))
 		if filepath.IsAbs(p) {
 			full = filepath.Clean(p)
+		}
+		if denied != nil {
+			if why := denied(full); why != "" {
+				notes = append(notes, fmt.Sprintf("@%s not included: the policy denies reading it (%s)", p, why))
+				continue
+			}
 		}
 		data, err := safefile.ReadBeneath(root, full, MaxFileBytes)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -39,7 +39,7 @@ func TestLoadAndExpand(t *testing.T) {
 	if got["review"].Description != "lovia review" {
 		t.Errorf(".lovia/commands should win over .claude/commands: %+v", got["review"])
 	}
-	out, _ := got["fix-issue"].Expand(`123 "high priority"`, root)
+	out, _ := got["fix-issue"].Expand(`123 "high priority"`, root, nil)
 	if out != `Fix issue #123 with priority high priority. Details: 123 "high priority"` {
 		t.Errorf("fix-issue = %q", out)
 	}
@@ -50,11 +50,11 @@ func TestLoadAndExpand(t *testing.T) {
 	if c.Model != "claude-3-5-haiku-20241022" || strings.Join(c.AllowedTools, "|") != "Bash(git diff:*)|Read" {
 		t.Errorf("front matter: %+v", c)
 	}
-	out, _ = c.Expand("the store", root)
+	out, _ = c.Expand("the store", root, nil)
 	if !strings.HasPrefix(out, "Review the store. Rules: @RULES.md") || !strings.Contains(out, "Contents of RULES.md:\n```\nNo panics.\n```") {
 		t.Errorf("expanded:\n%s", out)
 	}
-	out, _ = got["frontend:component"].Expand("Button", root)
+	out, _ = got["frontend:component"].Expand("Button", root, nil)
 	if out != "Make a component\n\nARGUMENTS: Button" {
 		t.Errorf("no placeholder: %q", out)
 	}
@@ -67,7 +67,7 @@ func TestIncludeLinkOutRefused(t *testing.T) {
 	if err := os.Symlink(secret, filepath.Join(root, "notes.md")); err != nil {
 		t.Skip(err)
 	}
-	out, notes := Command{Body: "see @notes.md and @../x.md"}.Expand("", root)
+	out, notes := Command{Body: "see @notes.md and @../x.md"}.Expand("", root, nil)
 	if strings.Contains(out, "CANARY") || len(notes) == 0 {
 		t.Fatalf("out=%q notes=%v", out, notes)
 	}
@@ -89,5 +89,14 @@ func TestToolListAndSplit(t *testing.T) {
 	}
 	if _, _, ok := Split("/etc/hosts is wrong"); ok {
 		t.Error("a path is not a command")
+	}
+}
+
+func TestIncludeDeniedByPolicy(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, ".env"), "CANARY")
+	out, notes := Command{Body: "deploy with @.env"}.Expand("", root, func(string) string { return "denied" })
+	if strings.Contains(out, "CANARY") || len(notes) != 1 {
+		t.Fatalf("out=%q notes=%v", out, notes)
 	}
 }

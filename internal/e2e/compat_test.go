@@ -278,3 +278,29 @@ func TestClaudeCommandInChat(t *testing.T) {
 		t.Errorf("the chat sent:\n%s", in)
 	}
 }
+
+// TestClaudeImportsRespectPolicy: a repository with CLAUDE.md importing AGENTS.md and a
+// nested CLAUDE.md loads each once (`lovia instructions` says why), and an import of
+// a path the policy denies (.env under denied_paths) is not read.
+func TestClaudeImportsRespectPolicy(t *testing.T) {
+	e := newEnv(t)
+	e.write("CLAUDE.md", "# Project\n\n@AGENTS.md\n@.env\n")
+	e.write("AGENTS.md", "Build with make.\n")
+	e.write("pkg/api/CLAUDE.md", "Handlers never panic.\n")
+	e.write(".env", "API_KEY=CANARY-SECRET\n")
+	e.write(".lovia/config.yaml", "workspace:\n  denied_paths: [\".env\"]\n")
+	os.MkdirAll(filepath.Join(e.dir, ".git"), 0o755)
+	r := e.run(nil, "-C", "pkg/api", "instructions")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"AGENTS.md  (project root", "CLAUDE.md  (project root", "CLAUDE.md  (directory pkg/api", "@.env not followed: the policy denies reading it"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("lovia instructions lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = e.run(nil, "-C", "pkg/api", "instructions", "--text")
+	if strings.Contains(r.stdout, "CANARY") || strings.Count(r.stdout, "Build with make.") != 1 || !strings.Contains(r.stdout, "Handlers never panic.") {
+		t.Errorf("instructions text:\n%s", r.stdout)
+	}
+}

@@ -93,3 +93,21 @@ func TestImportsSyntax(t *testing.T) {
 		t.Fatalf("imports = %v, want %s", got, want)
 	}
 }
+
+// TestImportDeniedByPolicy: an import the workspace policy denies reading is not
+// followed (a repository's CLAUDE.md cannot pull a denied .env into the prompt).
+func TestImportDeniedByPolicy(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, "CLAUDE.md"), "Config: @.env.local")
+	write(t, filepath.Join(root, ".env.local"), "API_KEY=CANARY")
+	denied := func(abs string) string {
+		if strings.HasPrefix(filepath.Base(abs), ".env") {
+			return "denied by the rule .env*"
+		}
+		return ""
+	}
+	res, _ := Load(Options{Root: root, Cwd: root, Denied: denied})
+	if strings.Contains(res.Text, "CANARY") || !strings.Contains(strings.Join(res.Notes, "\n"), "policy denies reading it") {
+		t.Fatalf("text %q notes %v", res.Text, res.Notes)
+	}
+}

@@ -34,6 +34,10 @@ type Options struct {
 	Cwd  string // working directory (inside Root; otherwise only Cwd is read)
 	// MaxBytes caps the result (0 = DefaultMaxBytes).
 	MaxBytes int
+	// Denied, when set, says why the workspace policy denies reading abs ("" =
+	// allowed). Imports it denies are not read: a CLAUDE.md cannot pull a file the
+	// agent may not read (.env under a deny rule) into the prompt.
+	Denied func(abs string) string
 }
 
 // File is one instructions file that was read.
@@ -231,6 +235,12 @@ func (l *loader) resolve(s source, from, imp string) (string, bool) {
 	if !inside(within, target) {
 		l.note(from, fmt.Sprintf("@%s not followed: it is outside %s", imp, within))
 		return "", false
+	}
+	if l.opts.Denied != nil {
+		if why := l.opts.Denied(target); why != "" {
+			l.note(from, fmt.Sprintf("@%s not followed: the policy denies reading it (%s)", imp, why))
+			return "", false
+		}
 	}
 	if l.stack[target] {
 		l.note(from, fmt.Sprintf("@%s not followed: it imports itself (a cycle)", imp))
