@@ -74,6 +74,7 @@ func TestClaudeMatchers(t *testing.T) {
 		{"Bash", "shell", true},
 		{"Edit|Write", "write_file", true},
 		{"Edit|Write", "read_file", false},
+		{"MultiEdit", "edit_file", true},
 		{"mcp__github__.*", "github__create_issue", true},
 		{"mcp__github__create_issue", "github__create_issue", true},
 		{"*", "grep_files", true},

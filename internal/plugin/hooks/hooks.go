@@ -365,7 +365,11 @@ func (h compiled) matches(in Input) bool {
 	}
 	switch {
 	case in.ToolName != "":
-		return h.re.MatchString(in.ToolName) || h.re.MatchString(ClaudeToolName(in.ToolName))
+		if h.re.MatchString(in.ToolName) || h.re.MatchString(ClaudeToolName(in.ToolName)) {
+			return true
+		}
+		// lovia's edit_file also does what Claude Code's MultiEdit does.
+		return in.ToolName == "edit_file" && h.re.MatchString("MultiEdit")
 	case in.match != "":
 		return h.re.MatchString(in.match)
 	}
