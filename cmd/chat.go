@@ -175,6 +175,15 @@ func (b *chatBackend) Start(ctx context.Context, req tui.StartRequest) (tui.Hand
 		}
 		return h, nil
 	}
+	prompt := req.Prompt
+	if inv, err := b.app.Slash(ctx, prompt); err != nil {
+		return nil, err
+	} else if inv != nil {
+		prompt, ro.AllowedTools = inv.Prompt, inv.AllowedTools
+		if inv.Model != "" {
+			req.Model = inv.Model
+		}
+	}
 	pr, err := b.app.Prepare(ctx, ro)
 	if err != nil {
 		return nil, err
@@ -193,7 +202,7 @@ func (b *chatBackend) Start(ctx context.Context, req tui.StartRequest) (tui.Hand
 	} else {
 		return nil, err
 	}
-	return runtime.Start(ctx, pr.Agent, runtime.Text(req.Prompt), pr.Options), nil
+	return runtime.Start(ctx, pr.Agent, runtime.Text(prompt), pr.Options), nil
 }
 
 // switchModel points the run's agents at model (/model): every agent of the graph

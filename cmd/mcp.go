@@ -62,6 +62,7 @@ Without a subcommand, lovia mcp is lovia mcp list.`,
 		addTrustFlag(cc.Flags(), f)
 	}
 	c.AddCommand(list)
+	addMCPEditCommands(c, f)
 	return c
 }
 

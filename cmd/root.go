@@ -171,6 +171,7 @@ Anthropic model, and keeps every run resumable.
 	root.AddCommand(NewCmdMCP(f, nil))
 	root.AddCommand(NewCmdTrust(f, nil))
 	root.AddCommand(NewCmdServe(f, nil))
+	root.AddCommand(NewCmdInstructions(f, nil))
 	registerModelPresetCompletion(root, f)
 	registerSessionFlagCompletion(root, f)
 	return root

@@ -131,14 +131,19 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		sigs = ch
 	}
 
-	h, pr, err := a.Start(ctx, runtime.Text(prompt), app.RunOptions{
+	ro := app.RunOptions{
 		RunID:        opts.RunID,
 		SessionID:    f.Common.Session,
 		Continue:     f.Common.Continue,
 		Approvals:    approvals,
 		OutputSchema: schema,
 		Flags:        map[string]any{"output": string(format), "approve": opts.Approve},
-	})
+	}
+	// "/name args" runs a custom command or a skill (.claude/commands, .lovia/commands).
+	if prompt, err = slashPrompt(ctx, f, a, prompt, &ro); err != nil {
+		return err
+	}
+	h, pr, err := a.Start(ctx, runtime.Text(prompt), ro)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -56,9 +57,14 @@ func skillsRun(ctx context.Context, opts *SkillsOptions) error {
 	if err != nil {
 		return err
 	}
-	dirs := append(skills.DefaultDirs(f.Getenv("HOME"), cfg.Root), cfg.Skills.Dirs...)
+	dirs := append(skills.DirsFor(f.Getenv("HOME"), cfg.UserDir, cfg.Root), cfg.Skills.Dirs...)
 	list, problems := skills.List(ctx, skills.Config{Bundled: bundledskills.FS, Dirs: dirs, NoWatch: true, Repo: cfg.Root})
 	for _, p := range problems {
+		var w *skills.Warning
+		if errors.As(p, &w) {
+			fmt.Fprintf(f.IO.ErrOut, "lovia: warning: %s\n", termtext.String(fmt.Sprint(p)))
+			continue
+		}
 		fmt.Fprintf(f.IO.ErrOut, "lovia: skipped a skill: %s\n", termtext.String(fmt.Sprint(p)))
 	}
 	type row struct {

@@ -173,17 +173,25 @@ func New(ctx context.Context, opts Options) (*App, error) {
 	a.Compaction = compaction.New(cfg.Compaction, copts...)
 
 	var problems []error
-	a.Instructions, problems = instructions.Load(instructions.Options{UserDir: cfg.UserDir, Root: cfg.Root, Cwd: cfg.Cwd})
+	a.Instructions, problems = instructions.Load(InstructionsOptions(cfg, a.home()))
 	for _, p := range problems {
 		a.warn(p.Error())
+	}
+	for _, n := range a.Instructions.Notes {
+		a.Log.Info("instructions import not followed", "note", n)
 	}
 	if a.Instructions.Truncated {
 		a.Log.Warn("project instructions truncated", "files", len(a.Instructions.Files))
 	}
 
+	if cfg.Compat != nil {
+		for _, n := range cfg.Compat.Notes {
+			a.warn(n)
+		}
+	}
 	a.scrub = secretScrubber(cfg, getenv)
 	if len(cfg.Hooks) > 0 {
-		hp, err := hooks.New(hooks.Config{Hooks: cfg.Hooks, Dir: cfg.Cwd, Scrub: a.scrub.Scrub}, a.Log)
+		hp, err := hooks.New(hooks.Config{Hooks: cfg.Hooks, Dir: cfg.Cwd, ProjectDir: cfg.Root, Scrub: a.scrub.Scrub}, a.Log)
 		if err != nil {
 			return nil, err
 		}
@@ -194,6 +202,17 @@ func New(ctx context.Context, opts Options) (*App, error) {
 	}
 	ok = true
 	return a, nil
+}
+
+// InstructionsOptions says where cfg's instructions are read from (home is the
+// user's home: ~/.claude and ~ imports).
+func InstructionsOptions(cfg *config.Config, home string) instructions.Options {
+	o := instructions.Options{UserDir: cfg.UserDir, Root: cfg.Root, Cwd: cfg.Cwd, Home: home,
+		Denied: ReadDenied(cfg, cfg.EffectivePolicy(""))}
+	if home != "" {
+		o.ClaudeDir = filepath.Join(home, ".claude")
+	}
+	return o
 }
 
 func withSource(err error, src config.Source) error {
@@ -347,6 +366,9 @@ type RunOptions struct {
 	Plugins []plugin.Plugin
 	// Flags are recorded in the checkpoint's settings (e.g. output format, approve).
 	Flags map[string]any
+	// AllowedTools narrow the tools of the run's agent to these (a slash command's
+	// or skill's allowed-tools; empty = no narrowing).
+	AllowedTools []string
 	// PolicyCeiling is the loosest policy the run may have ("" = none): a child
 	// run's parent's, an eval's command line's. The preset's may only tighten it.
 	PolicyCeiling string
@@ -404,6 +426,11 @@ func (a *App) Prepare(ctx context.Context, ro RunOptions) (*Prepared, error) {
 	ag, err := a.agentGraph(ctx, p, model, policy, ro.child, ro.Model != "")
 	if err != nil {
 		return nil, err
+	}
+	if len(ro.AllowedTools) > 0 {
+		for i, pl := range ag.Plugins {
+			ag.Plugins[i] = allowOnly(pl, ro.AllowedTools)
+		}
 	}
 	schema := ro.OutputSchema
 	if len(schema) == 0 {
@@ -646,9 +673,7 @@ func (a *App) plugins(ctx context.Context, p *preset.Preset, policy string, chil
 		case "todo":
 			out = append(out, todo.New())
 		case "skills":
-			dirs := skills.DefaultDirs(a.home(), a.Config.Root)
-			dirs = append(dirs, a.Config.Skills.Dirs...)
-			out = append(out, skills.New(skills.Config{Bundled: bundledskills.FS, Dirs: dirs, NoWatch: a.Config.Skills.NoWatch, Repo: a.Config.Root, Warn: a.warn}, a.Log))
+			out = append(out, skills.New(skills.Config{Bundled: bundledskills.FS, Dirs: a.skillDirs(), NoWatch: a.Config.Skills.NoWatch, Repo: a.Config.Root, Warn: a.warn}, a.Log))
 		case "mcp":
 			// Added by agentPlugins whenever servers are configured.
 		case "web":

@@ -143,6 +143,8 @@ type Config struct {
 	// Trust is the project folder's trust: the settings that need it and whether
 	// they apply.
 	Trust Trust
+	// Compat is what was read from Claude Code's files (hooks, MCP servers).
+	Compat *Compat
 
 	sources map[string]Source
 	order   []string
@@ -204,6 +206,7 @@ func Load(opts Options) (*Config, error) {
 	c := &Config{Cwd: cwd, sources: map[string]Source{}, values: map[string]string{}}
 	c.UserDir = UserDir(getenv)
 	c.Root, c.InGit = FindRoot(cwd)
+	c.Compat = readClaude(c.Root, claudeHome(getenv), getenv)
 
 	c.set("preset", DefaultPreset, Source{Layer: LayerDefault})
 	c.set("policy", "", Source{Layer: LayerDefault, Where: "(the preset's, else coding)"})
@@ -304,6 +307,7 @@ func Load(opts Options) (*Config, error) {
 			return nil, errs.Wrap(errs.KindInternal, err, "merge config files", "")
 		}
 	}
+	c.Compat.apply(c)
 	if c.Model == "" {
 		c.Model = c.values["model"]
 	}

@@ -57,6 +57,9 @@ func (c *Config) decideTrust(opts Options, home string, loose []trust.Entry) {
 	if r, err := filepath.EvalSymlinks(root); err == nil {
 		root = r
 	}
+	if c.Compat != nil {
+		loose = append(loose, c.Compat.loose...)
+	}
 	entries := append(loose, preset.ProjectLoosening(preset.Dirs{User: filepath.Join(c.UserDir, "presets"), Project: filepath.Join(c.ProjectDir(), "presets")})...)
 	trust.Sort(entries)
 	c.Trust = Trust{Root: root, Entries: entries, Hash: trust.Hash(root, entries), Store: trust.NewStore(home)}

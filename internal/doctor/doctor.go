@@ -467,7 +467,7 @@ func checkLandlock(abi func() (int, error), mode string) Result {
 
 func checkSkills(ctx context.Context, opts Options, cfg *config.Config) []Result {
 	home := opts.Getenv("HOME")
-	dirs := append(skills.DefaultDirs(home, cfg.Root), cfg.Skills.Dirs...)
+	dirs := append(skills.DirsFor(home, cfg.UserDir, cfg.Root), cfg.Skills.Dirs...)
 	list, problems := skills.List(ctx, skills.Config{Bundled: opts.Bundled, Dirs: dirs, NoWatch: true, Repo: cfg.Root})
 	out := []Result{{Check: "skills", Status: OK, Detail: fmt.Sprintf("%d loaded", len(list))}}
 	for _, p := range problems {

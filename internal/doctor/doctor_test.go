@@ -326,7 +326,7 @@ func TestFailures(t *testing.T) {
 				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 					t.Fatal(err)
 				}
-				if err := os.WriteFile(p, []byte("---\nname: broken\n---\nno description\n"), 0o644); err != nil {
+				if err := os.WriteFile(p, []byte("---\nname: broken\ndescription: [oops\n---\nbody\n"), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return Options{Flags: e.script()}

@@ -1,15 +1,16 @@
 // Package instructions gathers project instructions for the system prompt: the
-// user's global ~/.config/lovia/AGENTS.md, then AGENTS.md in each directory from the
-// repository root down to the working directory (CLAUDE.md where a directory has no
-// AGENTS.md), capped in size with a notice.
+// user's global files (lovia's ~/.config/lovia/AGENTS.md and Claude Code's
+// ~/.claude/CLAUDE.md), then AGENTS.md, CLAUDE.md and CLAUDE.local.md in each
+// directory from the repository root down to the working directory, with their
+// @path imports expanded; each file once, capped in size with a notice.
 package instructions
 
 import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/lovia-dev/lovia/internal/errs"
@@ -19,13 +20,24 @@ import (
 // DefaultMaxBytes caps the combined instructions (32 KiB).
 const DefaultMaxBytes = 32 << 10
 
+// MaxImportDepth bounds @path imports (as Claude Code's five hops).
+const MaxImportDepth = 5
+
 // Options say where to look.
 type Options struct {
-	UserDir string // ~/.config/lovia ("" skips the global file)
-	Root    string // repository root
-	Cwd     string // working directory (inside Root; otherwise only Cwd is read)
+	UserDir string // ~/.config/lovia ("" skips lovia's global file)
+	// ClaudeDir is ~/.claude ("" skips Claude Code's global CLAUDE.md).
+	ClaudeDir string
+	// Home expands ~ in imports of the user's own files ("" = no ~ imports).
+	Home string
+	Root string // repository root
+	Cwd  string // working directory (inside Root; otherwise only Cwd is read)
 	// MaxBytes caps the result (0 = DefaultMaxBytes).
 	MaxBytes int
+	// Denied, when set, says why the workspace policy denies reading abs ("" =
+	// allowed). Imports it denies are not read: a CLAUDE.md cannot pull a file the
+	// agent may not read (.env under a deny rule) into the prompt.
+	Denied func(abs string) string
 }
 
 // File is one instructions file that was read.
@@ -34,6 +46,8 @@ type File struct {
 	Bytes int
 	// Omitted is how many bytes of it were cut by the cap.
 	Omitted int
+	// Why says why it was read: "global (lovia)", "project (root)", "imported by …".
+	Why string
 }
 
 // Result is the combined instructions.
@@ -42,6 +56,27 @@ type Result struct {
 	Files []File
 	// Truncated reports the cap was hit.
 	Truncated bool
+	// Notes are imports that were not followed (outside the tree, too deep, a
+	// cycle), also shown in the text where they occurred.
+	Notes []string
+}
+
+// source is one file to read and the tree it must stay in.
+type source struct {
+	path, within, why string
+	// home: ~ in its imports is the user's home (the user's own files only).
+	home bool
+}
+
+// loader reads files once each, in order, expanding imports depth-first.
+type loader struct {
+	opts     Options
+	seen     map[string]bool
+	stack    map[string]bool // the files whose imports are being read
+	files    []File
+	texts    []string
+	problems []error
+	notes    []string
 }
 
 // Load reads the instruction files. Unreadable or refused files (links out of their
@@ -52,47 +87,39 @@ func Load(opts Options) (Result, []error) {
 	if max <= 0 {
 		max = DefaultMaxBytes
 	}
-	// Each file is read beneath its tree: the user's config dir, or the repository
-	// (the working directory when it is outside the repository).
-	type candidate struct{ path, within string }
-	var paths []candidate
+	var srcs []source
 	if opts.UserDir != "" {
-		paths = append(paths, candidate{filepath.Join(opts.UserDir, "AGENTS.md"), opts.UserDir})
+		srcs = append(srcs, source{filepath.Join(opts.UserDir, "AGENTS.md"), opts.UserDir, "global (lovia)", true})
+	}
+	if opts.ClaudeDir != "" {
+		srcs = append(srcs, source{filepath.Join(opts.ClaudeDir, "CLAUDE.md"), opts.ClaudeDir, "global (Claude Code)", true})
 	}
 	ds := dirs(opts.Root, opts.Cwd)
-	for _, d := range ds {
-		paths = append(paths, candidate{pick(d), ds[0]})
+	for i, d := range ds {
+		where := "project root"
+		if i > 0 {
+			rel, _ := filepath.Rel(ds[0], d)
+			where = "directory " + rel
+		}
+		for _, name := range []string{"AGENTS.md", "CLAUDE.md", "CLAUDE.local.md"} {
+			srcs = append(srcs, source{filepath.Join(d, name), ds[0], where, false})
+		}
 	}
+	l := &loader{opts: opts, seen: map[string]bool{}, stack: map[string]bool{}}
+	for _, s := range srcs {
+		l.read(s, 0, "")
+	}
+
 	var res Result
-	var problems []error
+	res.Notes = l.notes
 	var b strings.Builder
 	used := 0
-	seen := map[string]bool{}
-	for _, c := range paths {
-		p := c.path
-		if p == "" || seen[p] {
-			continue
+	for i, f := range l.files {
+		text := l.texts[i]
+		header := fmt.Sprintf("## %s\n\n", f.Path)
+		if strings.HasPrefix(f.Why, "imported") {
+			header = fmt.Sprintf("## %s (%s)\n\n", f.Path, f.Why)
 		}
-		seen[p] = true
-		// A regular file that does not link out of its tree, at most 1 MiB: a link to
-		// ~/.ssh/id_rsa, a FIFO or /dev/zero is refused and never read.
-		data, err := safefile.ReadBeneath(c.within, p, safefile.MaxInstructions)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			if h := errs.HintOf(err); h != "" {
-				err = fmt.Errorf("%w (%s)", err, h)
-			}
-			problems = append(problems, fmt.Errorf("instructions left out: %w", err))
-			continue
-		}
-		text := strings.TrimSpace(string(data))
-		if text == "" {
-			continue
-		}
-		header := fmt.Sprintf("## %s\n\n", p)
-		f := File{Path: p, Bytes: len(text)}
 		room := max - used - len(header)
 		if room <= 0 {
 			f.Omitted = len(text)
@@ -116,7 +143,7 @@ func Load(opts Options) (Result, []error) {
 		res.Files = append(res.Files, f)
 	}
 	if b.Len() == 0 {
-		return res, problems
+		return res, l.problems
 	}
 	out := "# Project instructions\n\nThe user and the repository give these instructions; follow them.\n\n" + strings.TrimRight(b.String(), "\n")
 	if res.Truncated {
@@ -129,7 +156,163 @@ func Load(opts Options) (Result, []error) {
 		out += fmt.Sprintf("\n\n[Instructions truncated at %d KiB: %s. Read the files for the rest.]", max>>10, strings.Join(cut, ", "))
 	}
 	res.Text = out
-	return res, problems
+	return res, l.problems
+}
+
+// read reads one file (once), then the files it imports.
+func (l *loader) read(s source, depth int, importer string) {
+	p := filepath.Clean(s.path)
+	if l.seen[p] {
+		return
+	}
+	l.seen[p] = true
+	// A regular file that does not link out of its tree, at most 1 MiB: a link to
+	// ~/.ssh/id_rsa, a FIFO or /dev/zero is refused and never read.
+	data, err := safefile.ReadBeneath(s.within, p, safefile.MaxInstructions)
+	if errors.Is(err, fs.ErrNotExist) {
+		if importer != "" {
+			l.note(importer, fmt.Sprintf("@%s not found", rel(s.within, p)))
+		}
+		return
+	}
+	if err != nil {
+		if h := errs.HintOf(err); h != "" {
+			err = fmt.Errorf("%w (%s)", err, h)
+		}
+		l.problems = append(l.problems, fmt.Errorf("instructions left out: %w", err))
+		return
+	}
+	text := strings.TrimSpace(string(data))
+	if text == "" {
+		return
+	}
+	why := s.why
+	if importer != "" {
+		why = "imported by " + importer
+	}
+	l.files = append(l.files, File{Path: p, Bytes: len(text), Why: why})
+	l.texts = append(l.texts, text)
+	l.stack[p] = true
+	defer delete(l.stack, p)
+	for _, imp := range imports(text) {
+		target, ok := l.resolve(s, p, imp)
+		if !ok {
+			continue
+		}
+		if depth+1 > MaxImportDepth {
+			l.note(p, fmt.Sprintf("@%s not followed: imports nest deeper than %d", imp, MaxImportDepth))
+			continue
+		}
+		next := source{target, s.within, s.why, s.home}
+		if s.home && l.opts.Home != "" {
+			next.within = l.opts.Home
+		}
+		l.read(next, depth+1, p)
+	}
+}
+
+// resolve turns an import into a path inside the importing file's tree.
+func (l *loader) resolve(s source, from, imp string) (string, bool) {
+	var target string
+	switch {
+	case strings.HasPrefix(imp, "~/"):
+		if !s.home || l.opts.Home == "" {
+			l.note(from, fmt.Sprintf("@%s not followed: ~ imports are read from your own files only, not the repository's", imp))
+			return "", false
+		}
+		target = filepath.Join(l.opts.Home, imp[2:])
+	case filepath.IsAbs(imp):
+		target = imp
+	default:
+		target = filepath.Join(filepath.Dir(from), imp)
+	}
+	target = filepath.Clean(target)
+	within := s.within
+	if s.home && l.opts.Home != "" {
+		// The user's own files may import from anywhere in their home.
+		within = l.opts.Home
+	}
+	if !inside(within, target) {
+		l.note(from, fmt.Sprintf("@%s not followed: it is outside %s", imp, within))
+		return "", false
+	}
+	if l.opts.Denied != nil {
+		if why := l.opts.Denied(target); why != "" {
+			l.note(from, fmt.Sprintf("@%s not followed: the policy denies reading it (%s)", imp, why))
+			return "", false
+		}
+	}
+	if l.stack[target] {
+		l.note(from, fmt.Sprintf("@%s not followed: it imports itself (a cycle)", imp))
+		return "", false
+	}
+	if l.seen[target] {
+		// Already included: once is enough.
+		return "", false
+	}
+	return target, true
+}
+
+func (l *loader) note(file, msg string) {
+	l.notes = append(l.notes, file+": "+msg)
+}
+
+// importRE finds @path tokens: at the start of a line or after a space, a path-like
+// word (Claude Code's import syntax). Mentions such as @alice that name no file are
+// skipped silently by the caller's not-found handling.
+var importRE = regexp.MustCompile(`(?m)(?:^|[\s(])@((?:~/|\.{1,2}/|/)?[A-Za-z0-9_.\-][A-Za-z0-9_./\-]*)`)
+
+// imports lists a file's @path imports, outside code spans and fenced blocks.
+func imports(text string) []string {
+	var out []string
+	fence := false
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fence = !fence
+			continue
+		}
+		if fence {
+			continue
+		}
+		line = stripCodeSpans(line)
+		for _, m := range importRE.FindAllStringSubmatch(line, -1) {
+			p := strings.TrimRight(m[1], ".,;:)")
+			// An import names a file: something with an extension or a path.
+			if p == "" || (!strings.Contains(p, ".") && !strings.Contains(p, "/")) {
+				continue
+			}
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func stripCodeSpans(line string) string {
+	var b strings.Builder
+	in := false
+	for _, r := range line {
+		if r == '`' {
+			in = !in
+			continue
+		}
+		if !in {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func inside(root, p string) bool {
+	r, err := filepath.Rel(root, p)
+	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
+}
+
+func rel(root, p string) string {
+	if r, err := filepath.Rel(root, p); err == nil {
+		return r
+	}
+	return p
 }
 
 // dirs lists root, then each directory down to cwd. Outside root only cwd.
@@ -140,31 +323,20 @@ func dirs(root, cwd string) []string {
 	if root == "" {
 		return []string{cwd}
 	}
-	rel, err := filepath.Rel(root, cwd)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	r, err := filepath.Rel(root, cwd)
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
 		return []string{cwd}
 	}
 	out := []string{root}
-	if rel == "." {
+	if r == "." {
 		return out
 	}
 	d := root
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+	for _, part := range strings.Split(r, string(filepath.Separator)) {
 		d = filepath.Join(d, part)
 		out = append(out, d)
 	}
 	return out
-}
-
-// pick returns AGENTS.md in d, or CLAUDE.md when there is no AGENTS.md.
-func pick(d string) string {
-	for _, name := range []string{"AGENTS.md", "CLAUDE.md"} {
-		p := filepath.Join(d, name)
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p
-		}
-	}
-	return ""
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

@@ -17,13 +17,13 @@ func write(t *testing.T, p, body string) {
 	}
 }
 
-func TestOrderAndFallback(t *testing.T) {
+func TestOrder(t *testing.T) {
 	base := t.TempDir()
 	user, root := filepath.Join(base, "cfg"), filepath.Join(base, "repo")
 	cwd := filepath.Join(root, "a", "b")
 	write(t, filepath.Join(user, "AGENTS.md"), "global rule")
 	write(t, filepath.Join(root, "AGENTS.md"), "root rule")
-	write(t, filepath.Join(root, "CLAUDE.md"), "ignored: AGENTS.md wins")
+	write(t, filepath.Join(root, "CLAUDE.md"), "claude rule beside AGENTS.md")
 	write(t, filepath.Join(root, "a", "CLAUDE.md"), "a rule from CLAUDE.md")
 	write(t, filepath.Join(cwd, "AGENTS.md"), "b rule")
 	write(t, filepath.Join(base, "AGENTS.md"), "outside the repo: ignored")
@@ -35,11 +35,11 @@ func TestOrderAndFallback(t *testing.T) {
 	for _, f := range res.Files {
 		order = append(order, strings.TrimPrefix(f.Path, base))
 	}
-	want := []string{"/cfg/AGENTS.md", "/repo/AGENTS.md", "/repo/a/CLAUDE.md", "/repo/a/b/AGENTS.md"}
+	want := []string{"/cfg/AGENTS.md", "/repo/AGENTS.md", "/repo/CLAUDE.md", "/repo/a/CLAUDE.md", "/repo/a/b/AGENTS.md"}
 	if strings.Join(order, ",") != strings.Join(want, ",") {
 		t.Fatalf("files %v, want %v", order, want)
 	}
-	for _, s := range []string{"global rule", "root rule", "a rule from CLAUDE.md", "b rule"} {
+	for _, s := range []string{"global rule", "root rule", "claude rule beside AGENTS.md", "a rule from CLAUDE.md", "b rule"} {
 		if !strings.Contains(res.Text, s) {
 			t.Errorf("text lacks %q", s)
 		}

@@ -30,6 +30,9 @@ type Contribution struct {
 	// ToolGates are consulted in tool-call preflight (after argument validation,
 	// before approval) for every call of the turn; see ToolGate.
 	ToolGates []ToolGate
+	// StopGates are consulted when the model gives a final answer (no tool calls);
+	// see StopGate.
+	StopGates []StopGate
 	Close     func(ctx context.Context) error
 }
 
@@ -43,6 +46,23 @@ type ToolGate func(ctx context.Context, rc *tool.RunContext, call transcript.Ent
 type GateResult struct {
 	Block   bool
 	Message string
+	// Ask makes the call need the user's approval even when the policy would let it
+	// run (a hook's "ask"): it can only tighten. Message is shown with the request.
+	Ask bool
+	// Args, when set, replace the call's arguments (a hook's updatedInput). They are
+	// validated again and pass the same approval and policy as the model's own.
+	Args []byte
+}
+
+// StopGate may refuse the end of a run (a Stop hook's block): Continue=true appends
+// Message as a user message and the run goes on. active reports that an earlier stop
+// of this run was already refused. The loop bounds how often this can happen.
+type StopGate func(ctx context.Context, rc *tool.RunContext, final string, active bool) (StopResult, error)
+
+// StopResult is a StopGate's verdict.
+type StopResult struct {
+	Continue bool
+	Message  string
 }
 
 // ViewInjector returns transient entries appended to the tail of one model call's view

@@ -67,8 +67,10 @@ type loop struct {
 	callIDs         map[string]bool   // call ids of this run
 	granted         map[string]bool
 	repairsLeft     int
-	callSeq         int          // generated call ids (run goroutine only)
-	askSeq          atomic.Int64 // ids of approvals asked outside a tool call
+	// stopBlocks counts the final answers stop gates refused in this run.
+	stopBlocks int
+	callSeq    int          // generated call ids (run goroutine only)
+	askSeq     atomic.Int64 // ids of approvals asked outside a tool call
 
 	output     string
 	structured json.RawMessage
@@ -842,11 +844,17 @@ func (l *loop) finalOutput(ctx context.Context, reply []transcript.Entry) (bool,
 	text := sb.String()
 	ac := l.active
 	if ac.outputValidate == nil {
+		if l.stopRefused(ctx, text) {
+			return false, l.checkpoint(ctx, store.StatusRunning)
+		}
 		l.output = text
 		return true, nil
 	}
 	js, verr := parseStructured(text, ac.outputValidate)
 	if verr == nil {
+		if l.stopRefused(ctx, text) {
+			return false, l.checkpoint(ctx, store.StatusRunning)
+		}
 		l.output = text
 		l.structured = js
 		return true, nil
@@ -865,6 +873,42 @@ func (l *loop) finalOutput(ctx context.Context, reply []transcript.Entry) (bool,
 	}
 	return false, errs.Wrap(errs.KindOutput, verr, "the final answer does not match the output schema",
 		"simplify the schema or use a stronger model; the raw answer is in the run's transcript")
+}
+
+// maxStopBlocks bounds how many final answers stop gates may refuse in one run (as
+// Claude Code caps consecutive Stop-hook blocks), so a hook that always blocks cannot
+// keep a run going forever.
+const maxStopBlocks = 8
+
+// stopRefused asks the stop gates whether the run may end with text. A refusal
+// appends the gate's message as a user message; the caller continues the run.
+func (l *loop) stopRefused(ctx context.Context, text string) bool {
+	if len(l.active.stopGates) == 0 || l.stopBlocks >= maxStopBlocks {
+		return false
+	}
+	rc := l.rc.Load()
+	for _, g := range l.active.stopGates {
+		v, err := g(ctx, rc, text, l.stopBlocks > 0)
+		if err != nil {
+			l.log.Warn("stop gate failed (run ends)", "err", err)
+			continue
+		}
+		if !v.Continue {
+			continue
+		}
+		l.stopBlocks++
+		msg := v.Message
+		if msg == "" {
+			msg = "no reason given"
+		}
+		msg = "Stop hook feedback: " + msg
+		e := transcript.UserInput(msg)
+		e.RunID = l.opts.RunID
+		l.appendEntries(e)
+		l.emit(ctx, event.Event{Type: event.UserMessageInjected, Turn: l.turns, Text: msg})
+		return true
+	}
+	return false
 }
 
 // parseStructured extracts the JSON value of a final answer (tolerating a code fence)

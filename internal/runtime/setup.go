@@ -36,6 +36,7 @@ type active struct {
 	inGuards  []plugin.Guardrail
 	outGuards []plugin.Guardrail
 	gates     []plugin.ToolGate
+	stopGates []plugin.StopGate
 
 	// outputValidate is set when the agent has an OutputSchema.
 	outputValidate func(json.RawMessage) error
@@ -152,6 +153,7 @@ func (l *loop) activate(ctx context.Context, a *agent.Agent) (*active, error) {
 		ac.inGuards = append(ac.inGuards, c.InputGuardrails...)
 		ac.outGuards = append(ac.outGuards, c.OutputGuardrails...)
 		ac.gates = append(ac.gates, c.ToolGates...)
+		ac.stopGates = append(ac.stopGates, c.StopGates...)
 	}
 	for _, h := range a.Handoffs {
 		if h == nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/lovia-dev/lovia/internal/event"
@@ -134,6 +135,7 @@ func (l *loop) preflight(ctx context.Context, c *call) (res tool.Result, ok bool
 		return tool.Result{Text: fmt.Sprintf("error: invalid arguments for %s: not valid JSON. Fix the arguments and call the tool again.", name), IsError: true}, false, nil
 	}
 
+	var hookAsk []string
 	for _, g := range l.active.gates {
 		v, gerr := callGate(ctx, g, c.rc, e)
 		if gerr != nil {
@@ -149,6 +151,42 @@ func (l *loop) preflight(ctx context.Context, c *call) (res tool.Result, ok bool
 				msg = "no reason given"
 			}
 			return tool.Result{Text: "error: blocked by a pre-tool hook: " + msg, IsError: true}, false, nil
+		}
+		if len(v.Args) > 0 {
+			// A hook rewrote the arguments: they are checked like the model's own.
+			args := json.RawMessage(v.Args)
+			if te.validate != nil {
+				if verr := te.validate(args); verr != nil {
+					return tool.Result{Text: fmt.Sprintf("error: a pre-tool hook rewrote the arguments of %s into invalid ones: %v", name, verr), IsError: true}, false, nil
+				}
+			} else if !json.Valid(args) {
+				return tool.Result{Text: "error: a pre-tool hook rewrote the arguments of " + name + " into invalid JSON", IsError: true}, false, nil
+			}
+			e.Args = args
+			c.entry.Args = args
+		}
+		if v.Ask {
+			hookAsk = append(hookAsk, v.Message)
+		}
+	}
+	if len(hookAsk) > 0 {
+		// A hook asked for confirmation: the user decides even when the policy would
+		// allow the call (an "allow for session" is not offered to be remembered).
+		summary := "A hook asks to confirm " + name
+		if m := strings.TrimSpace(strings.Join(hookAsk, "; ")); m != "" {
+			summary += ": " + m
+		}
+		a := &event.Approval{Kind: "tool", Summary: summary}
+		d, err := l.ask(ctx, callID, name, e.Args, a)
+		if err != nil {
+			return tool.Result{}, false, err
+		}
+		if !d.Allow {
+			msg := "error: denied by user (a hook asked for confirmation)"
+			if d.Message != "" {
+				msg += ": " + d.Message
+			}
+			return tool.Result{Text: msg, IsError: true}, false, nil
 		}
 	}
 

@@ -42,9 +42,9 @@ type completion struct {
 }
 
 // completeSlash lists commands starting with word (word includes the "/").
-func completeSlash(word string) *completion {
+func completeSlash(word string, custom ...slashCommand) *completion {
 	c := &completion{kind: '/', word: word}
-	for _, sc := range slashCommands {
+	for _, sc := range append(slashCommands[:len(slashCommands):len(slashCommands)], custom...) {
 		if strings.HasPrefix(sc.Name, word) {
 			c.items = append(c.items, sc.Name)
 			h := sc.Help

@@ -107,6 +107,7 @@ type picker struct {
 // functions. Update does no I/O: backend calls, file walks and the editor run in
 // commands that report back as messages.
 type Model struct {
+	custom  []slashCommand // the backend's custom commands (custom.go), nil until asked
 	ctx     context.Context
 	backend Backend
 	cfg     Config
@@ -521,7 +522,7 @@ func (m *Model) updateCompletion() {
 	w := m.currentWord()
 	switch {
 	case strings.HasPrefix(w, "/") && m.input.Line() == 0 && strings.HasPrefix(m.input.Value(), w) && !strings.Contains(m.input.Value(), " "):
-		m.comp = completeSlash(w)
+		m.comp = completeSlash(w, m.customCommands()...)
 	case strings.HasPrefix(w, "@") && m.files != nil:
 		m.comp = completeFile(w, m.files, 8)
 	case strings.HasPrefix(m.input.Value(), "/model ") && m.input.Line() == 0 && m.backend != nil:
@@ -617,6 +618,9 @@ func (m *Model) submit(text string) tea.Cmd {
 	if first := strings.Fields(text)[0]; strings.HasPrefix(first, "/") && strings.Count(first, "/") == 1 {
 		// A command; a path such as "/etc/hosts is wrong" is a message.
 		if cmd, ok := m.command(text); ok {
+			return cmd
+		}
+		if cmd, ok := m.customCommand(text); ok {
 			return cmd
 		}
 		m.notice = "unknown command " + first + " · /help lists the commands"

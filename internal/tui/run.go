@@ -95,6 +95,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		Usage:       used,
 	}
 	m := NewModel(ctx, cfg)
+	m.custom = loadCustom(o.Backend)
 	p := tea.NewProgram(m,
 		tea.WithContext(ctx),
 		tea.WithInput(o.In),

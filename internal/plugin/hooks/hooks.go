@@ -43,9 +43,12 @@ const (
 	SessionStart     Event = "session_start"
 	Stop             Event = "stop"
 	PreCompact       Event = "pre_compact"
+	SubagentStop     Event = "subagent_stop"
+	SessionEnd       Event = "session_end"
+	Notification     Event = "notification"
 )
 
-var knownEvents = []Event{PreToolUse, PostToolUse, UserPromptSubmit, SessionStart, Stop, PreCompact}
+var knownEvents = []Event{PreToolUse, PostToolUse, UserPromptSubmit, SessionStart, Stop, PreCompact, SubagentStop, SessionEnd, Notification}
 
 // DefaultTimeout bounds a hook command when its config gives none.
 const DefaultTimeout = 60 * time.Second
@@ -74,6 +77,12 @@ type Hook struct {
 	// Env is added to the hook's minimal environment; values expand ${VAR} from
 	// lovia's environment, so a token reaches a hook only when named here.
 	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
+	// Claude marks a hook read from Claude Code's settings files: it gets Claude
+	// Code's input document (tool names like Bash, fields like file_path) and
+	// CLAUDE_PROJECT_DIR, and its Stop hooks may keep the run going.
+	Claude bool `yaml:"-" json:"-"`
+	// Source is the file the hook came from ("" = lovia's config), for messages.
+	Source string `yaml:"-" json:"-"`
 }
 
 // Config is the hooks section of the configuration.
@@ -89,6 +98,9 @@ type Config struct {
 	Command CommandFunc `yaml:"-" json:"-"`
 	// Scrub is applied to what a hook hands the model (its stdout, its block message).
 	Scrub func(string) string `yaml:"-" json:"-"`
+	// ProjectDir is the project root given to hooks as CLAUDE_PROJECT_DIR and
+	// LOVIA_PROJECT_DIR ("" = Dir).
+	ProjectDir string `yaml:"-" json:"-"`
 }
 
 // CommandFunc prepares (does not start) argv with the given working directory and
@@ -119,6 +131,18 @@ type Input struct {
 
 	// pre_compact
 	Compaction any `json:"compaction,omitempty"`
+
+	// stop / subagent_stop: an earlier stop of this run was refused by a hook.
+	StopHookActive bool `json:"stop_hook_active,omitempty"`
+	// session_start: startup or resume; session_end: why.
+	Source string `json:"source,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// notification
+	Message string `json:"message,omitempty"`
+
+	// match is what matchers are tried on when there is no tool (a session
+	// start's source).
+	match string
 }
 
 // ToolResponse is a finished tool call as post_tool_use hooks see it.
@@ -133,8 +157,20 @@ type Outcome struct {
 	Blocked bool
 	// Message is what the blocking hooks said (stderr, or the decision's reason).
 	Message string
-	// Stdout is the concatenated standard output of the hooks that succeeded.
+	// Stdout is the concatenated standard output of the hooks that succeeded (plain
+	// text, not a JSON reply, and not suppressed with suppressOutput).
 	Stdout string
+	// Ask: a hook answered permissionDecision "ask" (AskReason says why).
+	Ask       bool
+	AskReason string
+	// UpdatedInput is a hook's replacement of the tool's arguments, in lovia's
+	// field names (the last hook that gave one wins).
+	UpdatedInput json.RawMessage
+	// Context is what hooks added with additionalContext.
+	Context string
+	// Stop: a hook answered continue:false; StopReason says why.
+	Stop       bool
+	StopReason string
 }
 
 type compiled struct {
@@ -150,6 +186,8 @@ type Runner struct {
 	scrub   func(string) string
 	hooks   map[Event][]compiled
 	logger  *slog.Logger
+	// project is CLAUDE_PROJECT_DIR / LOVIA_PROJECT_DIR (default dir).
+	project string
 }
 
 // WithCommand returns a copy of r whose hooks are prepared by command (the run's
@@ -165,16 +203,20 @@ func NewRunner(cfg Config, logger *slog.Logger) (*Runner, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	r := &Runner{dir: cfg.Dir, env: cfg.Env, command: cfg.Command, scrub: cfg.Scrub, hooks: map[Event][]compiled{}, logger: logger}
+	r := &Runner{dir: cfg.Dir, env: cfg.Env, command: cfg.Command, scrub: cfg.Scrub, hooks: map[Event][]compiled{}, logger: logger, project: cfg.ProjectDir}
+	if r.project == "" {
+		r.project = cfg.Dir
+	}
 	for i, h := range cfg.Hooks {
 		where := fmt.Sprintf("hooks[%d] (%s)", i, h.Event)
-		known := false
-		for _, e := range knownEvents {
-			known = known || e == h.Event
+		if h.Source != "" {
+			where = fmt.Sprintf("%s: %s hook %d", h.Source, h.Event, i)
 		}
+		ev, known := ParseEvent(string(h.Event))
 		if !known {
-			return nil, errs.Newf(errs.KindConfig, "use one of: pre_tool_use, post_tool_use, user_prompt_submit, session_start, stop, pre_compact", "%s: unknown hook event %q", where, h.Event)
+			return nil, errs.Newf(errs.KindConfig, "use one of: pre_tool_use, post_tool_use, user_prompt_submit, session_start, session_end, stop, subagent_stop, pre_compact, notification (or Claude Code's PreToolUse, …)", "%s: unknown hook event %q", where, h.Event)
 		}
+		h.Event = ev
 		if strings.TrimSpace(h.Command) == "" {
 			return nil, errs.Newf(errs.KindConfig, "set command: to the shell command to run", "%s: command is empty", where)
 		}
@@ -197,9 +239,37 @@ func NewRunner(cfg Config, logger *slog.Logger) (*Runner, error) {
 // Has reports whether any hook is configured for ev.
 func (r *Runner) Has(ev Event) bool { return len(r.hooks[ev]) > 0 }
 
-// Run runs every hook of in.HookEventName whose matcher accepts toolName, one after
-// another in configuration order, and combines their outcomes. It never fails: broken
-// hooks are logged as warnings.
+// hasClaude reports whether a Claude Code hook is configured for ev.
+func (r *Runner) hasClaude(ev Event) bool {
+	for _, h := range r.hooks[ev] {
+		if h.Claude {
+			return true
+		}
+	}
+	return false
+}
+
+// only returns r restricted to the hooks of one dialect.
+func (r *Runner) only(claude bool) *Runner {
+	c := *r
+	c.hooks = map[Event][]compiled{}
+	for ev, hs := range r.hooks {
+		for _, h := range hs {
+			if h.Claude == claude {
+				c.hooks[ev] = append(c.hooks[ev], h)
+			}
+		}
+	}
+	return &c
+}
+
+// runClaude and runNative run only the hooks of one dialect.
+func (r *Runner) runClaude(ctx context.Context, in Input) Outcome { return r.only(true).Run(ctx, in) }
+func (r *Runner) runNative(ctx context.Context, in Input) Outcome { return r.only(false).Run(ctx, in) }
+
+// Run runs every hook of in.HookEventName whose matcher accepts the tool (by lovia's
+// name or Claude Code's), one after another in configuration order, and combines
+// their outcomes. It never fails: broken hooks are logged as warnings.
 func (r *Runner) Run(ctx context.Context, in Input) Outcome {
 	var out Outcome
 	if in.Cwd == "" {
@@ -208,17 +278,54 @@ func (r *Runner) Run(ctx context.Context, in Input) Outcome {
 			in.Cwd, _ = os.Getwd()
 		}
 	}
-	payload, err := json.Marshal(in)
-	if err != nil {
-		r.logger.Warn("hook input not encodable", "event", in.HookEventName, "err", err)
-		return out
-	}
-	var msgs, stdouts []string
+	var native, claude []byte
+	var msgs, stdouts, contexts, asks []string
 	for _, h := range r.hooks[in.HookEventName] {
-		if h.re != nil && in.ToolName != "" && !h.re.MatchString(in.ToolName) {
+		if !h.matches(in) {
 			continue
 		}
+		var payload []byte
+		var err error
+		if h.Claude {
+			if claude == nil {
+				claude, err = claudePayload(in, r.project)
+			}
+			payload = claude
+		} else {
+			if native == nil {
+				native, err = json.Marshal(in)
+			}
+			payload = native
+		}
+		if err != nil {
+			r.logger.Warn("hook input not encodable", "event", in.HookEventName, "err", err)
+			return out
+		}
 		res := r.exec(ctx, h.Hook, payload)
+		if res.reply.SystemMessage != "" {
+			r.logger.Info("hook message", "event", h.Event, "command", h.Command, "message", res.reply.SystemMessage)
+		}
+		if res.reply.Continue != nil && !*res.reply.Continue {
+			out.Stop = true
+			out.StopReason = joinNonEmpty(out.StopReason, res.reply.StopReason)
+		}
+		spec := res.reply.Specific
+		if c := strings.TrimSpace(spec.AdditionalContext); c != "" {
+			contexts = append(contexts, c)
+		}
+		if len(spec.UpdatedInput) > 0 && string(spec.UpdatedInput) != "null" {
+			if h.Claude {
+				out.UpdatedInput = loviaInput(in.ToolName, spec.UpdatedInput)
+			} else {
+				out.UpdatedInput = spec.UpdatedInput
+			}
+		}
+		if spec.PermissionDecision == "ask" {
+			out.Ask = true
+			if spec.PermissionDecisionReason != "" {
+				asks = append(asks, spec.PermissionDecisionReason)
+			}
+		}
 		if res.blocked {
 			out.Blocked = true
 			msg := res.message
@@ -234,7 +341,39 @@ func (r *Runner) Run(ctx context.Context, in Input) Outcome {
 	}
 	out.Message = r.clean(strings.Join(msgs, "\n"), maxMessage)
 	out.Stdout = r.clean(strings.Join(stdouts, "\n"), maxCapture+1024) // room for one hook's own note
+	out.Context = r.clean(strings.Join(contexts, "\n"), maxCapture)
+	out.AskReason = r.clean(strings.Join(asks, "; "), maxMessage)
+	out.StopReason = r.clean(out.StopReason, maxMessage)
 	return out
+}
+
+func joinNonEmpty(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+// matches reports whether h applies to in: tool events match the tool's lovia and
+// Claude Code names, a session start its source; no matcher matches everything.
+func (h compiled) matches(in Input) bool {
+	if h.re == nil {
+		return true
+	}
+	switch {
+	case in.ToolName != "":
+		if h.re.MatchString(in.ToolName) || h.re.MatchString(ClaudeToolName(in.ToolName)) {
+			return true
+		}
+		// lovia's edit_file also does what Claude Code's MultiEdit does.
+		return in.ToolName == "edit_file" && h.re.MatchString("MultiEdit")
+	case in.match != "":
+		return h.re.MatchString(in.match)
+	}
+	return true
 }
 
 // clean scrubs secrets from text meant for the model and caps it, saying so.
@@ -256,6 +395,24 @@ type execResult struct {
 	blocked bool
 	message string
 	stdout  string
+	reply   reply
+}
+
+// reply is a hook's JSON answer on stdout (Claude Code's common and event-specific
+// fields; lovia hooks may use the same).
+type reply struct {
+	Continue       *bool  `json:"continue"`
+	StopReason     string `json:"stopReason"`
+	SuppressOutput bool   `json:"suppressOutput"`
+	SystemMessage  string `json:"systemMessage"`
+	Decision       string `json:"decision"`
+	Reason         string `json:"reason"`
+	Specific       struct {
+		PermissionDecision       string          `json:"permissionDecision"`
+		PermissionDecisionReason string          `json:"permissionDecisionReason"`
+		UpdatedInput             json.RawMessage `json:"updatedInput"`
+		AdditionalContext        string          `json:"additionalContext"`
+	} `json:"hookSpecificOutput"`
 }
 
 // cappedBuffer keeps the first maxCapture bytes and counts the rest.
@@ -304,8 +461,9 @@ func (r *Runner) exec(ctx context.Context, h Hook, payload []byte) execResult {
 		extra = append(extra, k+"="+os.ExpandEnv(v))
 	}
 	extra = append(extra, "LOVIA_HOOK_EVENT="+string(h.Event))
-	if r.dir != "" {
-		extra = append(extra, "LOVIA_PROJECT_DIR="+r.dir)
+	if r.project != "" {
+		// Claude Code's name too: public hook scripts say "$CLAUDE_PROJECT_DIR"/....
+		extra = append(extra, "LOVIA_PROJECT_DIR="+r.project, "CLAUDE_PROJECT_DIR="+r.project)
 	}
 	// A minimal environment, as MCP servers get: a hook is repository or user code,
 	// and lovia's provider keys are not its to read.
@@ -339,10 +497,21 @@ func (r *Runner) exec(ctx context.Context, h Hook, payload []byte) execResult {
 		return execResult{}
 	case err == nil:
 		out := stdout.String()
-		if blocked, msg := jsonDecision(out); blocked {
-			return execResult{blocked: true, message: msg}
+		rp, isJSON := parseReply(out)
+		if !isJSON {
+			return execResult{stdout: out}
 		}
-		return execResult{stdout: out}
+		res := execResult{reply: rp}
+		switch {
+		case rp.Decision == "block":
+			res.blocked, res.message = true, rp.Reason
+		case rp.Specific.PermissionDecision == "deny":
+			res.blocked, res.message = true, rp.Specific.PermissionDecisionReason
+		case rp.Continue != nil && !*rp.Continue && h.Event == PreToolUse:
+			// Stopping everything includes not running this call.
+			res.blocked, res.message = true, rp.StopReason
+		}
+		return res
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == BlockExitCode {
@@ -352,33 +521,16 @@ func (r *Runner) exec(ctx context.Context, h Hook, payload []byte) execResult {
 	return execResult{}
 }
 
-// jsonDecision reads the JSON forms of a block on stdout that Claude Code hooks use:
-// {"decision":"block","reason":...}, {"continue":false,"stopReason":...} and
-// {"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":...}}.
-func jsonDecision(out string) (bool, string) {
-	if !strings.HasPrefix(out, "{") {
-		return false, ""
+// parseReply reads a JSON answer on stdout. ok=false: plain text (or invalid JSON,
+// which is then plain text too).
+func parseReply(out string) (reply, bool) {
+	var rp reply
+	t := strings.TrimSpace(out)
+	if !strings.HasPrefix(t, "{") {
+		return rp, false
 	}
-	var d struct {
-		Decision   string `json:"decision"`
-		Reason     string `json:"reason"`
-		Continue   *bool  `json:"continue"`
-		StopReason string `json:"stopReason"`
-		Specific   struct {
-			PermissionDecision       string `json:"permissionDecision"`
-			PermissionDecisionReason string `json:"permissionDecisionReason"`
-		} `json:"hookSpecificOutput"`
+	if json.Unmarshal([]byte(t), &rp) != nil {
+		return reply{}, false
 	}
-	if json.Unmarshal([]byte(out), &d) != nil {
-		return false, ""
-	}
-	switch {
-	case d.Decision == "block":
-		return true, d.Reason
-	case d.Specific.PermissionDecision == "deny":
-		return true, d.Specific.PermissionDecisionReason
-	case d.Continue != nil && !*d.Continue:
-		return true, d.StopReason
-	}
-	return false, ""
+	return rp, true
 }

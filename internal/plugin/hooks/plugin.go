@@ -51,8 +51,10 @@ func (p *Plugin) Setup(ctx context.Context, rc *tool.RunContext) (*plugin.Contri
 	r := p.r
 	c := &plugin.Contribution{}
 	if r.Has(SessionStart) {
-		out := r.Run(ctx, base(rc, SessionStart))
-		if s := strings.TrimSpace(out.Stdout); s != "" {
+		in := base(rc, SessionStart)
+		in.Source, in.match = "startup", "startup"
+		out := r.Run(ctx, in)
+		if s := strings.TrimSpace(joinNonEmpty(out.Stdout, out.Context)); s != "" {
 			s, _ = tool.Truncate(s, maxContextChars)
 			c.Instructions = "## Context from session_start hooks\n" + s
 		}
@@ -62,10 +64,17 @@ func (p *Plugin) Setup(ctx context.Context, rc *tool.RunContext) (*plugin.Contri
 			in := base(rc, PreToolUse)
 			in.ToolName, in.ToolUseID, in.ToolInput = call.Name, call.CallID, call.Args
 			out := r.Run(ctx, in)
-			if !out.Blocked {
-				return plugin.GateResult{}, nil
+			steer(rc, "pre_tool_use", call.Name, out.Context)
+			if out.Stop {
+				cancel(rc, out.StopReason)
 			}
-			return plugin.GateResult{Block: true, Message: out.Message}, nil
+			if out.Blocked {
+				return plugin.GateResult{Block: true, Message: out.Message}, nil
+			}
+			// "allow" is no answer here: a hook never loosens the policy (see
+			// docs/compat.md); "ask" and updatedInput only tighten or re-enter the
+			// same checks.
+			return plugin.GateResult{Ask: out.Ask, Message: out.AskReason, Args: out.UpdatedInput}, nil
 		})
 	}
 	if r.Has(UserPromptSubmit) {
@@ -73,13 +82,37 @@ func (p *Plugin) Setup(ctx context.Context, rc *tool.RunContext) (*plugin.Contri
 			in := base(rc, UserPromptSubmit)
 			in.Prompt = text
 			out := r.Run(ctx, in)
-			if !out.Blocked {
-				return plugin.GuardrailResult{}, nil
+			if out.Blocked || out.Stop {
+				msg := joinNonEmpty(out.Message, out.StopReason)
+				return plugin.GuardrailResult{Tripped: true, Message: "blocked by the user_prompt_submit hook: " + msg}, nil
 			}
-			return plugin.GuardrailResult{Tripped: true, Message: "blocked by the user_prompt_submit hook: " + out.Message}, nil
+			// As in Claude Code, what the hook prints is context for the prompt.
+			if s := strings.TrimSpace(joinNonEmpty(out.Stdout, out.Context)); s != "" && rc != nil && rc.Mailbox != nil {
+				s, _ = tool.Truncate(s, maxContextChars)
+				rc.Mailbox.Push(mailbox.Message{Source: "hook:user_prompt_submit", Text: "Context from the user_prompt_submit hook:\n" + s})
+			}
+			return plugin.GuardrailResult{}, nil
 		})
 	}
-	if r.Has(PostToolUse) || r.Has(Stop) || r.Has(PreCompact) {
+	if r.Has(Stop) || r.Has(SubagentStop) {
+		c.StopGates = append(c.StopGates, func(ctx context.Context, rc *tool.RunContext, final string, active bool) (plugin.StopResult, error) {
+			ev := Stop
+			if rc != nil && rc.ParentRunID != "" {
+				ev = SubagentStop
+			}
+			if !r.hasClaude(ev) {
+				return plugin.StopResult{}, nil
+			}
+			in := base(rc, ev)
+			in.StopHookActive, in.FinalOutput, in.Status = active, final, "completed"
+			out := r.runClaude(ctx, in)
+			if out.Blocked && !out.Stop {
+				return plugin.StopResult{Continue: true, Message: out.Message}, nil
+			}
+			return plugin.StopResult{}, nil
+		})
+	}
+	if r.Has(PostToolUse) || r.Has(Stop) || r.Has(PreCompact) || r.Has(SessionEnd) || r.Has(Notification) {
 		c.Hooks = append(c.Hooks, func(ctx context.Context, ev event.Event, rc *tool.RunContext) error {
 			switch ev.Type {
 			case event.ToolCallCompleted, event.ToolCallFailed:
@@ -98,30 +131,72 @@ func (p *Plugin) Setup(ctx context.Context, rc *tool.RunContext) (*plugin.Contri
 					// steering message at the next turn boundary.
 					rc.Mailbox.Push(mailbox.Message{Source: "hook:post_tool_use", Text: "Feedback from the post_tool_use hook on " + ev.Name + " (call " + ev.CallID + "): " + out.Message})
 				}
+				steer(rc, "post_tool_use", ev.Name, out.Context)
+				if out.Stop {
+					cancel(rc, out.StopReason)
+				}
+			case event.ApprovalRequired:
+				if !r.Has(Notification) {
+					return nil
+				}
+				in := base(rc, Notification)
+				in.Message = "lovia needs your permission to use " + ClaudeToolName(ev.Name)
+				in.match = "permission_prompt"
+				r.Run(ctx, in)
 			case event.ContextCompacted:
 				if !r.Has(PreCompact) {
 					return nil
 				}
 				in := base(rc, PreCompact)
+				in.match = "auto"
 				if ev.Compaction != nil {
 					in.Compaction = ev.Compaction
 				}
 				r.Run(ctx, in)
 			case event.RunCompleted, event.RunFailed:
-				if !r.Has(Stop) {
-					return nil
+				if r.Has(Stop) {
+					// lovia's own stop hooks observe the end of every run; Claude Code's
+					// ran as a stop gate at the final answer.
+					in := base(rc, Stop)
+					in.Status, in.FinalOutput = ev.Status, ev.FinalOutput
+					if ev.Error != nil {
+						in.Error = ev.Error.Message
+					}
+					r.runNative(ctx, in)
 				}
-				in := base(rc, Stop)
-				in.Status, in.FinalOutput = ev.Status, ev.FinalOutput
-				if ev.Error != nil {
-					in.Error = ev.Error.Message
+				if r.Has(SessionEnd) {
+					in := base(rc, SessionEnd)
+					in.Status, in.FinalOutput, in.Reason = ev.Status, ev.FinalOutput, "other"
+					if ev.Error != nil {
+						in.Error = ev.Error.Message
+					}
+					r.Run(ctx, in)
 				}
-				r.Run(ctx, in)
 			}
 			return nil
 		})
 	}
 	return c, nil
+}
+
+// steer hands a hook's additionalContext to the model at the next turn.
+func steer(rc *tool.RunContext, ev, toolName, text string) {
+	if text == "" || rc == nil || rc.Mailbox == nil {
+		return
+	}
+	text, _ = tool.Truncate(text, maxContextChars)
+	rc.Mailbox.Push(mailbox.Message{Source: "hook:" + ev, Text: "Context from the " + ev + " hook on " + toolName + ":\n" + text})
+}
+
+// cancel stops the run for a hook's continue:false.
+func cancel(rc *tool.RunContext, reason string) {
+	if rc == nil || rc.Cancel == nil {
+		return
+	}
+	if reason == "" {
+		reason = "a hook asked to stop"
+	}
+	rc.Cancel("stopped by a hook: " + reason)
 }
 
 func callArgs(rc *tool.RunContext, callID string) []byte {

@@ -60,12 +60,25 @@ type Config struct {
 }
 
 // DefaultDirs returns the standard roots in precedence order: the user's
-// ~/.config/lovia/skills, then the project's .lovia/skills, .agents/skills and
-// .claude/skills under root. Empty arguments skip their part.
+// ~/.claude/skills and ~/.config/lovia/skills, then the project's .lovia/skills,
+// .agents/skills and .claude/skills under root. Empty arguments skip their part.
 func DefaultDirs(home, root string) []string {
+	user := ""
+	if home != "" {
+		user = filepath.Join(home, ".config", "lovia")
+	}
+	return DirsFor(home, user, root)
+}
+
+// DirsFor is DefaultDirs with lovia's user config directory given (it honours
+// $XDG_CONFIG_HOME: config.UserDir).
+func DirsFor(home, userDir, root string) []string {
 	var dirs []string
 	if home != "" {
-		dirs = append(dirs, filepath.Join(home, ".config", "lovia", "skills"))
+		dirs = append(dirs, filepath.Join(home, ".claude", "skills"))
+	}
+	if userDir != "" {
+		dirs = append(dirs, filepath.Join(userDir, "skills"))
 	}
 	if root != "" {
 		for _, d := range []string{".lovia", ".agents", ".claude"} {
@@ -130,10 +143,13 @@ func scanFS(fsys fs.FS, label string) ([]Skill, []error) {
 			continue // a folder without SKILL.md is not a skill
 		}
 		display := label + ":" + p
-		fm, body, err := Parse(display, data)
+		fm, body, err := parse(display, e.Name(), data)
 		if err != nil {
 			problems = append(problems, err)
 			continue
+		}
+		for _, w := range fm.Warnings {
+			problems = append(problems, &Warning{Path: display, Msg: w})
 		}
 		sub, err := fs.Sub(fsys, e.Name())
 		if err != nil {
@@ -188,10 +204,13 @@ func scanDir(root, repo string) ([]Skill, []error) {
 			}
 			continue
 		}
-		fm, body, err := Parse(p, data)
+		fm, body, err := parse(p, e.Name(), data)
 		if err != nil {
 			problems = append(problems, err)
 			continue
+		}
+		for _, w := range fm.Warnings {
+			problems = append(problems, &Warning{Path: p, Msg: w})
 		}
 		out = append(out, Skill{Frontmatter: fm, Body: body, Source: abs, Dir: dir, Path: p})
 	}

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/lovia-dev/lovia/internal/commands"
 	"github.com/lovia-dev/lovia/internal/config/yamlfile"
 	lerrs "github.com/lovia-dev/lovia/internal/errs"
 )
@@ -46,12 +48,54 @@ type Frontmatter struct {
 	Compatibility string            `json:"compatibility,omitempty"`
 	AllowedTools  []string          `json:"allowed_tools,omitempty"`
 	Metadata      map[string]string `json:"metadata,omitempty"`
-	Extra         map[string]any    `json:"extra,omitempty"`
+	// DisableModelInvocation hides the skill from the model's list (Claude Code's
+	// disable-model-invocation): the user invokes it as /name.
+	DisableModelInvocation bool           `json:"disable_model_invocation,omitempty"`
+	Extra                  map[string]any `json:"extra,omitempty"`
+	// Warnings are problems that did not stop the skill from loading (a description
+	// cut to the limit, a name taken from the folder).
+	Warnings []string `json:"-"`
 }
 
-// Parse splits a SKILL.md into its validated frontmatter and markdown body. path only
-// labels errors; line numbers count from the top of the file.
+// Warning is a SKILL.md problem the skill loaded despite.
+type Warning struct {
+	Path string
+	Msg  string
+}
+
+func (w *Warning) Error() string { return w.Path + ": " + w.Msg }
+
+// folderName is the skill name a folder gives when SKILL.md has none: lowercased,
+// runs of other characters made single hyphens.
+func folderName(dir string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(dir) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(r)
+			continue
+		}
+		dash = true
+	}
+	return b.String()
+}
+
+// Parse splits a SKILL.md into its validated frontmatter and markdown body. path
+// labels errors (line numbers count from the top of the file) and its folder names a
+// skill whose frontmatter has no name.
 func Parse(path string, data []byte) (Frontmatter, string, error) {
+	dir := filepath.Base(filepath.Dir(filepath.FromSlash(path)))
+	if i := strings.LastIndexByte(dir, ':'); i >= 0 {
+		dir = dir[i+1:]
+	}
+	return parse(path, dir, data)
+}
+
+func parse(path, folder string, data []byte) (Frontmatter, string, error) {
 	var fm Frontmatter
 	fail := func(line int, format string, args ...any) (Frontmatter, string, error) {
 		return Frontmatter{}, "", &ParseError{Path: path, Line: line, Msg: fmt.Sprintf(format, args...)}
@@ -129,11 +173,20 @@ func Parse(path string, data []byte) (Frontmatter, string, error) {
 		return strings.TrimSpace(s), nil
 	}
 	var err error
-	if fm.Name, err = str("name", true); err != nil {
+	if fm.Name, err = str("name", false); err != nil {
 		return Frontmatter{}, "", err
 	}
-	if fm.Description, err = str("description", true); err != nil {
+	if fm.Name == "" {
+		// As Claude Code: a skill is named by its folder unless it says otherwise.
+		fm.Name = folderName(folder)
+	}
+	if fm.Description, err = str("description", false); err != nil {
 		return Frontmatter{}, "", err
+	}
+	if fm.Description == "" {
+		// The first paragraph of the body describes it (Claude Code's fallback).
+		para, _, _ := strings.Cut(strings.TrimSpace(stripHeadings(body)), "\n\n")
+		fm.Description = strings.Join(strings.Fields(para), " ")
 	}
 	if fm.License, err = str("license", false); err != nil {
 		return Frontmatter{}, "", err
@@ -153,26 +206,34 @@ func Parse(path string, data []byte) (Frontmatter, string, error) {
 	case n == 0:
 		return fail(lineOf("description"), "description is empty; say what the skill does and when to use it")
 	case n > MaxDescriptionLen:
-		return fail(lineOf("description"), "description is %d characters; the limit is %d", n, MaxDescriptionLen)
+		// Public skills exceed the limit (claude-api's is 1,068): cut, do not refuse.
+		fm.Description = strings.TrimSpace(string([]rune(fm.Description)[:MaxDescriptionLen-1])) + "…"
+		fm.Warnings = append(fm.Warnings, fmt.Sprintf("description is %d characters; truncated to the limit of %d", n, MaxDescriptionLen))
 	}
 	if n := utf8.RuneCountInString(fm.Compatibility); n > MaxCompatibilityLen {
 		return fail(lineOf("compatibility"), "compatibility is %d characters; the limit is %d", n, MaxCompatibilityLen)
 	}
 	// allowed-tools: a space-separated string in the spec; a YAML list is accepted too.
+	// Claude Code's skills write "Read, Grep, Glob"; Bash(git add:*) keeps its space.
 	switch v := raw["allowed-tools"].(type) {
 	case nil:
 	case string:
-		fm.AllowedTools = strings.Fields(v)
+		fm.AllowedTools = commands.ToolList(v)
 	case []any:
 		for _, x := range v {
-			s, ok := x.(string)
-			if !ok {
+			if _, ok := x.(string); !ok {
 				return fail(lineOf("allowed-tools"), "allowed-tools entries must be strings, got %T", x)
 			}
-			fm.AllowedTools = append(fm.AllowedTools, s)
 		}
+		fm.AllowedTools = commands.ToolList(v)
 	default:
-		return fail(lineOf("allowed-tools"), "allowed-tools must be a space-separated string, got %T", v)
+		return fail(lineOf("allowed-tools"), "allowed-tools must be a list or a comma- or space-separated string, got %T", v)
+	}
+	switch v := raw["disable-model-invocation"].(type) {
+	case bool:
+		fm.DisableModelInvocation = v
+	case string:
+		fm.DisableModelInvocation = strings.EqualFold(strings.TrimSpace(v), "true")
 	}
 	if v, ok := raw["metadata"]; ok && v != nil {
 		m, ok := v.(map[string]any)
@@ -186,7 +247,7 @@ func Parse(path string, data []byte) (Frontmatter, string, error) {
 	}
 	for k, v := range raw {
 		switch k {
-		case "name", "description", "license", "compatibility", "allowed-tools", "metadata":
+		case "name", "description", "license", "compatibility", "allowed-tools", "metadata", "disable-model-invocation":
 			continue
 		}
 		if fm.Extra == nil {
@@ -195,4 +256,16 @@ func Parse(path string, data []byte) (Frontmatter, string, error) {
 		fm.Extra[k] = v
 	}
 	return fm, string(bytes.TrimLeft([]byte(body), "\n")), nil
+}
+
+// stripHeadings drops Markdown heading lines (a description is prose).
+func stripHeadings(body string) string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "#") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
 }

@@ -42,12 +42,35 @@ func TestParse(t *testing.T) {
 		}},
 		{name: "no frontmatter", in: "# hello\n", wantErr: "missing YAML frontmatter", wantLine: 1},
 		{name: "not closed", in: "---\nname: a\ndescription: b\n", wantErr: "not closed", wantLine: 1},
-		{name: "missing name", in: "---\ndescription: b\n---\n", wantErr: `no "name" field`, wantLine: 1},
-		{name: "missing description", in: "---\nname: a\n---\n", wantErr: `no "description"`},
+		{name: "missing name: the folder's", in: "---\ndescription: b\n---\n", check: func(t *testing.T, fm Frontmatter, _ string) {
+			if fm.Name != "x" {
+				t.Errorf("name = %q, want the folder's", fm.Name)
+			}
+		}},
+		{name: "missing description: the body's first paragraph", in: "---\nname: a\n---\n# Title\n\nDoes a thing\nwell.\n\nMore.\n", check: func(t *testing.T, fm Frontmatter, _ string) {
+			if fm.Description != "Does a thing well." {
+				t.Errorf("description = %q", fm.Description)
+			}
+		}},
+		{name: "no description at all", in: "---\nname: a\n---\n", wantErr: "description is empty"},
+		{name: "description too long: truncated with a warning", in: "---\nname: a\n\ndescription: " + strings.Repeat("d", 1068) + "\n---\n", check: func(t *testing.T, fm Frontmatter, _ string) {
+			if n := len([]rune(fm.Description)); n != MaxDescriptionLen || len(fm.Warnings) != 1 || !strings.Contains(fm.Warnings[0], "1068 characters; truncated") {
+				t.Errorf("description %d runes, warnings %v", n, fm.Warnings)
+			}
+		}},
+		{name: "comma-separated allowed-tools", in: "---\nname: a\ndescription: b\nallowed-tools: Read, Grep, Bash(git add:*)\ndisable-model-invocation: true\n---\n", check: func(t *testing.T, fm Frontmatter, _ string) {
+			if strings.Join(fm.AllowedTools, "|") != "Read|Grep|Bash(git add:*)" || !fm.DisableModelInvocation {
+				t.Errorf("allowed tools = %q, disabled = %v", fm.AllowedTools, fm.DisableModelInvocation)
+			}
+		}},
+		{name: "listed allowed-tools", in: "---\nname: a\ndescription: b\nallowed-tools:\n  - Read\n  - Write\n---\n", check: func(t *testing.T, fm Frontmatter, _ string) {
+			if strings.Join(fm.AllowedTools, "|") != "Read|Write" {
+				t.Errorf("allowed tools = %q", fm.AllowedTools)
+			}
+		}},
 		{name: "bad yaml", in: "---\nname: a\ndescription: b\nfoo: [unclosed\n---\n", wantErr: "invalid YAML", wantLine: 4},
 		{name: "bad name chars", in: "---\nname: My Skill\ndescription: b\n---\n", wantErr: "lowercase", wantLine: 2},
 		{name: "name too long", in: "---\nname: " + strings.Repeat("a", 65) + "\ndescription: b\n---\n", wantErr: "limit is 64", wantLine: 2},
-		{name: "description too long", in: "---\nname: a\n\ndescription: " + strings.Repeat("d", 1025) + "\n---\n", wantErr: "limit is 1024", wantLine: 4},
 		{name: "name not a string", in: "---\nname: [a]\ndescription: b\n---\n", wantErr: "must be a string", wantLine: 2},
 	}
 	for _, tc := range tests {

@@ -16,6 +16,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/lovia-dev/lovia/internal/plugin"
+	"github.com/lovia-dev/lovia/internal/plugin/hooks"
 	"github.com/lovia-dev/lovia/internal/tool"
 	"github.com/lovia-dev/lovia/internal/transcript"
 )
@@ -55,6 +56,45 @@ type catalog struct {
 	mu       sync.Mutex
 	current  map[string]Skill
 	problems []error
+
+	// active is the loaded skill whose allowed-tools apply (lovia names); nil when
+	// none restricts.
+	activeMu sync.Mutex
+	active   *activeSkill
+}
+
+type activeSkill struct {
+	name  string
+	tools []string
+}
+
+// activate makes s the active skill: its allowed-tools (if any) now bound the run's
+// tools; a skill without them lifts an earlier one's bound.
+func (c *catalog) activate(s Skill) {
+	c.activeMu.Lock()
+	defer c.activeMu.Unlock()
+	if len(s.AllowedTools) == 0 {
+		c.active = nil
+		return
+	}
+	c.active = &activeSkill{name: s.Name, tools: hooks.LoviaTools(s.AllowedTools)}
+}
+
+// gate refuses the tools the active skill does not allow (the skills tools always
+// pass, so another skill can be loaded).
+func (c *catalog) gate(_ context.Context, _ *tool.RunContext, call transcript.Entry) (plugin.GateResult, error) {
+	c.activeMu.Lock()
+	a := c.active
+	c.activeMu.Unlock()
+	if a == nil || call.Name == LoadToolName || call.Name == ReadToolName {
+		return plugin.GateResult{}, nil
+	}
+	for _, t := range a.tools {
+		if t == call.Name {
+			return plugin.GateResult{}, nil
+		}
+	}
+	return plugin.GateResult{Block: true, Message: fmt.Sprintf("the active skill %s allows only these tools: %s", a.name, strings.Join(a.tools, ", "))}, nil
 }
 
 func index(list []Skill) map[string]Skill {
@@ -82,6 +122,14 @@ func (c *catalog) snapshot(ctx context.Context) (map[string]Skill, []error) {
 func (p *Plugin) Setup(ctx context.Context, _ *tool.RunContext) (*plugin.Contribution, error) {
 	list, problems := List(ctx, p.cfg)
 	for _, e := range problems {
+		var w *Warning
+		if errors.As(e, &w) {
+			p.logger.Warn("skill loaded with a warning", "warning", e)
+			if p.cfg.Warn != nil {
+				p.cfg.Warn("skill: " + e.Error())
+			}
+			continue
+		}
 		p.logger.Warn("skill not loaded", "err", e)
 		if p.cfg.Warn != nil {
 			p.cfg.Warn("skill not loaded: " + e.Error())
@@ -92,6 +140,7 @@ func (p *Plugin) Setup(ctx context.Context, _ *tool.RunContext) (*plugin.Contrib
 		Tools:         []tool.Tool{loadTool(c), readTool(c)},
 		Instructions:  instructions(list),
 		ViewInjectors: []plugin.ViewInjector{c.changes},
+		ToolGates:     []plugin.ToolGate{c.gate},
 	}
 	if !p.cfg.NoWatch {
 		stop, err := c.watch()
@@ -118,6 +167,9 @@ func instructions(list []Skill) string {
 	}
 	b.WriteString(" Available skills:")
 	for _, s := range list {
+		if s.DisableModelInvocation {
+			continue // the user's to invoke (/name), not the model's
+		}
 		fmt.Fprintf(&b, "\n- %s: %s", s.Name, oneLine(s.Description))
 	}
 	return b.String()
@@ -150,13 +202,49 @@ func (c *catalog) watch() (stop func() error, err error) {
 		}
 	}
 	roots := map[string]bool{}
+	// Roots that do not exist yet (a .claude/skills made after the start): the
+	// nearest existing ancestor is watched, and each level as it appears.
+	var pendingMu sync.Mutex
+	pending := map[string]bool{}
+	watchUp := func(root string) {
+		for d := filepath.Dir(root); ; d = filepath.Dir(d) {
+			if st, err := os.Stat(d); err == nil && st.IsDir() {
+				_ = w.Add(d)
+				return
+			}
+			if filepath.Dir(d) == d {
+				return
+			}
+		}
+	}
 	for _, d := range c.cfg.Dirs {
 		abs, err := filepath.Abs(d)
 		if err != nil {
 			continue
 		}
 		roots[abs] = true
-		addTree(abs)
+		if st, err := os.Stat(abs); err == nil && st.IsDir() {
+			addTree(abs)
+			continue
+		}
+		pending[abs] = true
+		watchUp(abs)
+	}
+	// created handles a new directory on the way to a pending root.
+	created := func(p string) {
+		pendingMu.Lock()
+		defer pendingMu.Unlock()
+		for root := range pending {
+			if p != root && !strings.HasPrefix(root, p+string(filepath.Separator)) {
+				continue
+			}
+			if st, err := os.Stat(root); err == nil && st.IsDir() {
+				delete(pending, root)
+				addTree(root)
+				continue
+			}
+			watchUp(root)
+		}
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -170,6 +258,9 @@ func (c *catalog) watch() (stop func() error, err error) {
 					return
 				}
 				c.dirty.Store(true)
+				if ev.Has(fsnotify.Create) {
+					created(ev.Name)
+				}
 				// A new skill folder in a root: watch it too so edits inside are seen.
 				if ev.Has(fsnotify.Create) && roots[filepath.Dir(ev.Name)] {
 					if st, err := os.Stat(ev.Name); err == nil && st.IsDir() {
@@ -283,13 +374,17 @@ func loadTool(c *catalog) tool.Tool {
 			if err != nil {
 				return tool.Result{Text: err.Error(), IsError: true}, nil
 			}
+			if s.DisableModelInvocation {
+				return tool.Result{Text: fmt.Sprintf("skill %s is invoked by the user only (/%s); do not load it yourself", s.Name, s.Name), IsError: true}, nil
+			}
+			c.activate(s)
 			var b strings.Builder
 			fmt.Fprintf(&b, "# Skill: %s\n", s.Name)
 			if s.fsys == nil {
 				fmt.Fprintf(&b, "Folder: %s\n", s.Dir)
 			}
 			if len(s.AllowedTools) > 0 {
-				fmt.Fprintf(&b, "Allowed tools: %s\n", strings.Join(s.AllowedTools, " "))
+				fmt.Fprintf(&b, "Allowed tools while this skill is active: %s (other tools are refused until the run ends or another skill is loaded)\n", strings.Join(s.AllowedTools, ", "))
 			}
 			b.WriteString("\n" + strings.TrimSpace(s.Body) + "\n")
 			files, _ := s.Files(0)
