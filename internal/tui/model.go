@@ -176,6 +176,7 @@ type Model struct {
 	tick     func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 	lastKind byte
 	quitting bool
+	frames   frames // recent frame heights (render.go)
 }
 
 // NewModel builds the root model.
@@ -1356,18 +1357,6 @@ func (m *Model) emit(kind byte, s string) {
 		s = buf.String()
 	}
 	m.outbox = append(m.outbox, s)
-}
-
-// flush prints queued blocks, one print at a time so their order is kept (commands
-// run concurrently; a Sequence with an acknowledgement serializes them).
-func (m *Model) flush() tea.Cmd {
-	if m.printing || len(m.outbox) == 0 {
-		return nil
-	}
-	s := strings.Join(m.outbox, "\n")
-	m.outbox = m.outbox[:0]
-	m.printing = true
-	return tea.Sequence(m.print(s), func() tea.Msg { return printedMsg{} })
 }
 
 // ensureTick keeps the spinner going while a run is live, and only then: an idle TUI

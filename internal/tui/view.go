@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -18,8 +19,9 @@ func (m *Model) View() tea.View {
 		return tea.NewView("")
 	}
 	content, inputRow := m.render()
+	m.frames.note(time.Now(), strings.Count(content, "\n")+1)
 	v := tea.NewView(content)
-	if m.picker == nil {
+	if m.picker == nil && inputRow >= 0 {
 		if c := m.input.Cursor(); c != nil {
 			c.Y += inputRow
 			v.Cursor = c
@@ -96,8 +98,8 @@ func (m *Model) render() (string, int) {
 	if max0 := h - 1 - len(bottom); len(top) > max0 {
 		top = top[len(top)-max(0, max0):]
 	}
-	lines := append(top, bottom...)
-	return strings.Join(lines, "\n"), len(top) + inputAt
+	lines, row := clampFrame(append(top, bottom...), h, len(top)+inputAt)
+	return strings.Join(lines, "\n"), row
 }
 
 func (m *Model) renderCompletion(w int) []string {
