@@ -177,6 +177,7 @@ type Model struct {
 	lastKind byte
 	quitting bool
 	frames   frames // recent frame heights (render.go)
+	pastes   pastes // folded pastes in the prompt (paste.go)
 }
 
 // NewModel builds the root model.
@@ -342,12 +343,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.input.SetValue(strings.TrimRight(msg.text, "\n"))
 		return nil
 	case tea.PasteMsg:
-		if m.picker == nil {
-			var cmd tea.Cmd
-			m.input, cmd = m.input.Update(msg)
-			return cmd
-		}
-		return nil
+		return m.onPaste(msg) // paste.go
 	case tea.KeyPressMsg:
 		return m.onKey(msg)
 	}
@@ -461,7 +457,7 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		m.comp = nil
 		m.escArmed = false
 		m.notice = ""
-		return m.submit(text)
+		return m.submit(m.expandPastes(text))
 	case "ctrl+g":
 		return m.openEditor()
 	case "ctrl+o":
