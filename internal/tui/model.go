@@ -300,6 +300,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case printedMsg:
 		m.printing = false
 		return nil
+	case applyMsg:
+		return msg(m) // habits.go
 	case ChildEventMsg:
 		m.handleChild(msg)
 		return nil
@@ -597,7 +599,7 @@ func (m *Model) pickerKey(s string) tea.Cmd {
 			}
 			return cmd
 		case "model":
-			m.setModel(v)
+			return m.chooseModel(v)
 		}
 	}
 	return nil
@@ -1105,8 +1107,7 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		return m.start(StartRequest{SessionID: m.sessionID, ResumeRunID: id, Model: m.model}), true
 	case "/model":
 		if arg != "" {
-			m.setModel(arg)
-			return nil, true
+			return m.chooseModel(arg), true
 		}
 		models := m.backend.Models()
 		if len(models) == 0 {
@@ -1126,14 +1127,7 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		m.picker = p
 		return nil, true
 	case "/compact":
-		if m.run != nil {
-			m.run.Compact()
-			m.notice = "context will be compacted at the next turn"
-		} else {
-			m.pendingCompact = true
-			m.notice = "context will be compacted at the start of the next run"
-		}
-		return nil, true
+		return m.compactNow(), true
 	case "/todo":
 		if t := renderTodos(m.theme, m.todos); t != "" {
 			m.emit('n', "  "+m.theme.ToolName.Render("Todo")+"\n"+t)
