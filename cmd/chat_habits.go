@@ -55,3 +55,16 @@ func (b *chatBackend) CompactSession(ctx context.Context, sessionID, model strin
 	}
 	return res.Info, nil
 }
+
+var _ tui.Attacher = (*chatBackend)(nil)
+
+// AttachFile reads a file the user mentioned with @path, through the workspace of
+// the runs' policy: judged and opened as read_file would, never a plain os.ReadFile
+// (the repository's symlinks are not trusted).
+func (b *chatBackend) AttachFile(_ context.Context, path string, limit int) (string, bool, error) {
+	w, err := b.app.Workspace(b.app.CeilingPolicy())
+	if err != nil {
+		return "", false, err
+	}
+	return w.AttachFile(path, limit)
+}

@@ -653,8 +653,19 @@ func (m *Model) start(req StartRequest) tea.Cmd {
 	b, ctx := m.backend, m.ctx
 	resume := req.ResumeRunID != ""
 	return func() tea.Msg {
+		var notes []string
+		req.Prompt, notes = attachMentions(ctx, b, req.Prompt) // attach.go
 		r, err := b.Start(ctx, req)
-		return runStartedMsg{run: r, err: err, resume: resume}
+		msg := runStartedMsg{run: r, err: err, resume: resume}
+		if len(notes) == 0 {
+			return msg
+		}
+		return applyMsg(func(m *Model) tea.Cmd {
+			for _, n := range notes {
+				m.emit('n', m.theme.Dim.Render(renderNotice(m.theme, "↳ "+n, m.width)))
+			}
+			return m.onRunStarted(msg)
+		})
 	}
 }
 
