@@ -42,9 +42,10 @@ func welcomeLine(w WelcomeInfo, th Theme, width int) string {
 	if version == "" {
 		version = "devel"
 	}
+	dir = oneLine(dir)
 	parts := []string{}
 	if dir != "" {
-		parts = append(parts, oneLine(dir))
+		parts = append(parts, dir)
 	}
 	if w.Model != "" {
 		parts = append(parts, oneLine(w.Model))
@@ -54,6 +55,12 @@ func welcomeLine(w WelcomeInfo, th Theme, width int) string {
 	}
 	parts = append(parts, "/help", "Ctrl-C twice quits")
 	line := "lovia " + version + " · " + strings.Join(parts, " · ")
+	if over := ansi.StringWidth(line) - (width - 1); width > 0 && over > 0 && dir != "" {
+		// A long directory gives way first, from the left: its end names it.
+		keep := max(1, ansi.StringWidth(dir)-over-1)
+		short := "…" + ansi.TruncateLeft(dir, ansi.StringWidth(dir)-keep, "")
+		line = strings.Replace(line, dir, short, 1)
+	}
 	if width > 0 {
 		line = ansi.Truncate(line, width-1, "…")
 	}
