@@ -111,12 +111,21 @@ func (m *Model) renderCompletion(w int) []string {
 		start = c.sel - shown + 1
 	}
 	var out []string
+	// The help column starts at the same place on every row (names padded to the
+	// longest shown).
+	col := 0
+	for i := start; i < len(c.items) && i < start+shown; i++ {
+		col = max(col, ansi.StringWidth(oneLine(c.items[i])))
+	}
+	col = min(col, max(8, w/2))
 	for i := start; i < len(c.items) && i < start+shown; i++ {
 		// File names and skill descriptions come from the repository.
 		item := oneLine(c.items[i])
 		line := "  " + item
 		if i < len(c.help) && c.help[i] != "" {
-			line += "  " + th.Dim.Render(oneLine(c.help[i]))
+			h := c.help[i]
+			lead := strings.Repeat(" ", len(h)-len(strings.TrimLeft(h, " "))) // an empty argument column
+			line += strings.Repeat(" ", max(0, col-ansi.StringWidth(item))) + "  " + th.Dim.Render(lead+oneLine(h))
 		}
 		if i == c.sel {
 			line = th.Selected.Render("▸ "+item) + strings.TrimPrefix(line, "  "+item)
