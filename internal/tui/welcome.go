@@ -43,23 +43,31 @@ func welcomeLine(w WelcomeInfo, th Theme, width int) string {
 		version = "devel"
 	}
 	dir = oneLine(dir)
-	parts := []string{}
-	if dir != "" {
-		parts = append(parts, dir)
+	compose := func(dir, policy string) string {
+		parts := []string{"lovia " + version}
+		for _, p := range []string{dir, oneLine(w.Model), policy, "/help", "Ctrl-C twice quits"} {
+			if p != "" {
+				parts = append(parts, p)
+			}
+		}
+		return strings.Join(parts, " · ")
 	}
-	if w.Model != "" {
-		parts = append(parts, oneLine(w.Model))
-	}
+	policy := ""
 	if w.Policy != "" {
-		parts = append(parts, "policy "+oneLine(w.Policy))
+		policy = "policy " + oneLine(w.Policy)
 	}
-	parts = append(parts, "/help", "Ctrl-C twice quits")
-	line := "lovia " + version + " · " + strings.Join(parts, " · ")
+	line := compose(dir, policy)
+	// Too wide: the directory gives way first, from the left (its end names it),
+	// down to its last element; then the word "policy"; then the end of the line.
 	if over := ansi.StringWidth(line) - (width - 1); width > 0 && over > 0 && dir != "" {
-		// A long directory gives way first, from the left: its end names it.
-		keep := max(1, ansi.StringWidth(dir)-over-1)
-		short := "…" + ansi.TruncateLeft(dir, ansi.StringWidth(dir)-keep, "")
-		line = strings.Replace(line, dir, short, 1)
+		base := filepath.Base(dir)
+		keep := max(ansi.StringWidth(base), ansi.StringWidth(dir)-over-1)
+		if keep < ansi.StringWidth(dir) {
+			line = compose("…"+ansi.TruncateLeft(dir, ansi.StringWidth(dir)-keep, ""), policy)
+		}
+	}
+	if ansi.StringWidth(line) > width-1 && width > 0 && w.Policy != "" {
+		line = strings.Replace(line, "policy "+oneLine(w.Policy), oneLine(w.Policy), 1)
 	}
 	if width > 0 {
 		line = ansi.Truncate(line, width-1, "…")
