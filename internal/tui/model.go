@@ -392,7 +392,7 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	if m.denyMsg {
 		switch s {
 		case "enter":
-			msg := strings.TrimSpace(m.input.Value())
+			msg := strings.TrimSpace(m.expandPastes(m.input.Value()))
 			m.denyMsg = false
 			m.input.SetValue(m.denyDraft)
 			m.answer(tool.Decision{Allow: m.textAllow, Message: msg})
