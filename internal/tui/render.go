@@ -62,6 +62,11 @@ func (f *frames) high(now time.Time) int {
 // printRoom is how many lines one print may carry: the screen less the tallest
 // frame still possibly on screen, less one row to spare.
 func (m *Model) printRoom() int {
+	if len(m.frames.marks) == 0 {
+		// Nothing drawn yet (a print from Init): count the frame about to be.
+		content, _ := m.render()
+		m.frames.note(time.Now(), strings.Count(content, "\n")+1)
+	}
 	return max(1, m.height-1-m.frames.high(time.Now()))
 }
 
