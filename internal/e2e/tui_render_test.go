@@ -57,14 +57,22 @@ func longestBlank(screen string) int {
 	return best
 }
 
-// liveRegion checks the bottom of the visible pane is the prompt box: the rule, the
-// prompt line, the status line.
-func liveRegion(t *testing.T, visible, status string) {
+// liveRegion waits until the bottom of the visible pane is the prompt box: the rule,
+// the prompt line, the status line (a capture may catch a frame half drawn).
+func liveRegion(t *testing.T, s *tmuxSession, status string) string {
 	t.Helper()
-	lines := strings.Split(strings.TrimRight(visible, "\n "), "\n")
-	n := len(lines)
-	if n < 3 || !strings.HasPrefix(lines[n-3], "────") || !strings.HasPrefix(lines[n-2], "› ") || !strings.Contains(lines[n-1], status) {
-		t.Fatalf("the screen does not end with the prompt box and the status line (%q):\n%s", status, visible)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		visible := s.visible()
+		lines := strings.Split(strings.TrimRight(visible, "\n "), "\n")
+		n := len(lines)
+		if n >= 3 && strings.HasPrefix(lines[n-3], "────") && strings.HasPrefix(lines[n-2], "› ") && strings.Contains(lines[n-1], status) {
+			return visible
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the screen does not end with the prompt box and the status line (%q):\n%s", status, visible)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -87,8 +95,8 @@ func TestChatContinueLongSessionInTmux(t *testing.T) {
 
 	s := renderChat(t, e, "long", "-c", "-m", "script:plain.yaml")
 	s.waitFor("That was all.", 15*time.Second)
-	vis := s.waitVisible("session ses_", 10*time.Second)
-	liveRegion(t, vis, "session ses_")
+	s.waitVisible("session ses_", 10*time.Second)
+	liveRegion(t, s, "session ses_")
 
 	sc := s.screen()
 	for _, want := range []string{"replayed line 0001", "replayed line 0500", "replayed line 1000", "› print a thousand lines"} {
@@ -110,7 +118,8 @@ func TestChatContinueLongSessionInTmux(t *testing.T) {
 	s.text("and now?")
 	s.keys("Enter")
 	s.waitFor("fine", 10*time.Second)
-	liveRegion(t, s.waitVisible("turn 1", 10*time.Second), "session ses_")
+	s.waitVisible("turn 1", 10*time.Second)
+	liveRegion(t, s, "session ses_")
 }
 
 // The prompt growing and shrinking (ctrl+j lines typed, then erased) while the box
@@ -219,7 +228,8 @@ func TestWelcomeModelCompactInTmux(t *testing.T) {
 		t.Fatalf("seeding: %d\n%s", r.code, r.stderr)
 	}
 
-	s := renderChat(t, e, "habits", "-c", "-m", "script:plain.yaml")
+	e.write("after.yaml", "turns:\n  - text: \"Still here after compaction.\"\n")
+	s := renderChat(t, e, "habits", "-c", "-m", "script:after.yaml")
 	sc := s.waitFor("Ctrl-C twice quits", 5*time.Second)
 	welcome := ""
 	for _, l := range strings.Split(sc, "\n") {
@@ -228,7 +238,7 @@ func TestWelcomeModelCompactInTmux(t *testing.T) {
 			break
 		}
 	}
-	for _, want := range []string{"script:plain.yaml", "policy coding", "/help", "Ctrl-C twice quits", filepath.Base(e.dir)} {
+	for _, want := range []string{"script:after.yaml", "policy coding", "/help", "Ctrl-C twice quits", filepath.Base(e.dir)} {
 		if !strings.Contains(welcome, want) {
 			t.Errorf("welcome line %q lacks %q", welcome, want)
 		}
@@ -237,19 +247,19 @@ func TestWelcomeModelCompactInTmux(t *testing.T) {
 	s.text("/model nosuch:thing")
 	s.keys("Enter")
 	s.waitVisible(`unknown model provider "nosuch"`, 5*time.Second)
-	vis := s.waitVisible("model unchanged: script:plain.yaml", 5*time.Second)
-	liveRegion(t, vis, "script:plain.yaml · session ses_")
+	s.waitVisible("model unchanged: script:after.yaml", 5*time.Second)
+	liveRegion(t, s, "script:after.yaml · session ses_")
 
 	s.text("/compact")
 	s.keys("Enter")
-	vis = s.waitVisible("⊘ compacted:", 10*time.Second)
+	vis := s.waitVisible("⊘ compacted:", 20*time.Second)
 	if !strings.Contains(vis, "tokens (saved ") {
 		t.Fatalf("/compact does not say what it saved:\n%s", vis)
 	}
 	// The next message still works, on the compacted context.
 	s.text("and now?")
 	s.keys("Enter")
-	s.waitFor("fine", 10*time.Second)
+	s.waitFor("Still here after compaction.", 15*time.Second)
 }
 
 // @path attaches a workspace file's content to the message; a symlink in the
