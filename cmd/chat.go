@@ -13,6 +13,7 @@ import (
 
 	"github.com/lovia-dev/lovia/internal/agent"
 	"github.com/lovia-dev/lovia/internal/app"
+	"github.com/lovia-dev/lovia/internal/buildinfo"
 	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/event"
@@ -150,6 +151,7 @@ func runChat(ctx context.Context, opts *ChatOptions) error {
 		In:          in,
 		ChildEvents: children,
 		Out:         out,
+		Welcome:     tui.WelcomeInfo{Version: buildinfo.Get().Version, Dir: a.Config.Cwd, Policy: a.Policy(p)},
 	})
 	tui.PrintContinueHint(f.IO.ErrOut, oc)
 	return err

@@ -49,7 +49,7 @@ func completeSlash(word string, custom ...slashCommand) *completion {
 			c.items = append(c.items, sc.Name)
 			h := sc.Help
 			if sc.Args != "" {
-				h = sc.Args + "  " + h
+				h += "  " + sc.Args // after the help: the help column stays aligned
 			}
 			c.help = append(c.help, h)
 		}

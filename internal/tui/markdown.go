@@ -32,11 +32,34 @@ func (md *markdown) render(src string, theme Theme, width int) string {
 		}
 		md.r, md.width, md.theme = r, width, theme
 	}
-	out, err := md.r.Render(src)
-	if err != nil {
-		return src
+	segs := splitTables(src)
+	if len(segs) == 1 && !segs[0].table {
+		out, err := md.r.Render(src)
+		if err != nil {
+			return src
+		}
+		return tidy(out)
 	}
-	return tidy(out)
+	// Tables are drawn by renderTable (mdtable.go); the rest by glamour, the blocks
+	// separated by one blank line as glamour separates its own.
+	var parts []string
+	for _, sg := range segs {
+		if sg.table {
+			parts = append(parts, renderTable(sg.src, theme, width))
+			continue
+		}
+		if strings.TrimSpace(sg.src) == "" {
+			continue
+		}
+		out, err := md.r.Render(sg.src)
+		if err != nil {
+			out = sg.src
+		}
+		if t := tidy(out); t != "" {
+			parts = append(parts, t)
+		}
+	}
+	return strings.Join(parts, "\n\n")
 }
 
 // trailingPad matches what glamour pads each line with: spaces wrapped in SGR codes.

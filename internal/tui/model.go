@@ -177,6 +177,8 @@ type Model struct {
 	tick     func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 	lastKind byte
 	quitting bool
+	frames   frames // recent frame heights (render.go)
+	pastes   pastes // folded pastes in the prompt (paste.go)
 }
 
 // NewModel builds the root model.
@@ -299,6 +301,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case printedMsg:
 		m.printing = false
 		return nil
+	case applyMsg:
+		return msg(m) // habits.go
 	case ChildEventMsg:
 		m.handleChild(msg)
 		return nil
@@ -342,12 +346,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.input.SetValue(strings.TrimRight(msg.text, "\n"))
 		return nil
 	case tea.PasteMsg:
-		if m.picker == nil {
-			var cmd tea.Cmd
-			m.input, cmd = m.input.Update(msg)
-			return cmd
-		}
-		return nil
+		return m.onPaste(msg) // paste.go
 	case tea.KeyPressMsg:
 		return m.onKey(msg)
 	}
@@ -394,7 +393,7 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	if m.denyMsg {
 		switch s {
 		case "enter":
-			msg := strings.TrimSpace(m.input.Value())
+			msg := strings.TrimSpace(m.expandPastes(m.input.Value()))
 			m.denyMsg = false
 			m.input.SetValue(m.denyDraft)
 			m.answer(tool.Decision{Allow: m.textAllow, Message: msg})
@@ -461,7 +460,7 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		m.comp = nil
 		m.escArmed = false
 		m.notice = ""
-		return m.submit(text)
+		return m.submit(m.expandPastes(text))
 	case "ctrl+g":
 		return m.openEditor()
 	case "ctrl+o":
@@ -601,7 +600,7 @@ func (m *Model) pickerKey(s string) tea.Cmd {
 			}
 			return cmd
 		case "model":
-			m.setModel(v)
+			return m.chooseModel(v)
 		}
 	}
 	return nil
@@ -658,8 +657,19 @@ func (m *Model) start(req StartRequest) tea.Cmd {
 	b, ctx := m.backend, m.ctx
 	resume := req.ResumeRunID != ""
 	return func() tea.Msg {
+		var notes []string
+		req.Prompt, notes = attachMentions(ctx, b, req.Prompt) // attach.go
 		r, err := b.Start(ctx, req)
-		return runStartedMsg{run: r, err: err, resume: resume}
+		msg := runStartedMsg{run: r, err: err, resume: resume}
+		if len(notes) == 0 {
+			return msg
+		}
+		return applyMsg(func(m *Model) tea.Cmd {
+			for _, n := range notes {
+				m.emit('n', m.theme.Dim.Render(renderNotice(m.theme, "↳ "+n, m.width)))
+			}
+			return m.onRunStarted(msg)
+		})
 	}
 }
 
@@ -1112,8 +1122,7 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		return m.start(StartRequest{SessionID: m.sessionID, ResumeRunID: id, Model: m.model}), true
 	case "/model":
 		if arg != "" {
-			m.setModel(arg)
-			return nil, true
+			return m.chooseModel(arg), true
 		}
 		models := m.backend.Models()
 		if len(models) == 0 {
@@ -1133,14 +1142,7 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		m.picker = p
 		return nil, true
 	case "/compact":
-		if m.run != nil {
-			m.run.Compact()
-			m.notice = "context will be compacted at the next turn"
-		} else {
-			m.pendingCompact = true
-			m.notice = "context will be compacted at the start of the next run"
-		}
-		return nil, true
+		return m.compactNow(), true
 	case "/todo":
 		if t := renderTodos(m.theme, m.todos); t != "" {
 			m.emit('n', "  "+m.theme.ToolName.Render("Todo")+"\n"+t)
@@ -1360,18 +1362,6 @@ func (m *Model) emit(kind byte, s string) {
 		s = buf.String()
 	}
 	m.outbox = append(m.outbox, s)
-}
-
-// flush prints queued blocks, one print at a time so their order is kept (commands
-// run concurrently; a Sequence with an acknowledgement serializes them).
-func (m *Model) flush() tea.Cmd {
-	if m.printing || len(m.outbox) == 0 {
-		return nil
-	}
-	s := strings.Join(m.outbox, "\n")
-	m.outbox = m.outbox[:0]
-	m.printing = true
-	return tea.Sequence(m.print(s), func() tea.Msg { return printedMsg{} })
 }
 
 // ensureTick keeps the spinner going while a run is live, and only then: an idle TUI

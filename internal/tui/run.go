@@ -37,6 +37,8 @@ type Options struct {
 	// ChildEvents, when set, delivers subagent events; running children are shown in
 	// the live region.
 	ChildEvents <-chan ChildEventMsg
+	// Welcome is what the one-line welcome names (Model is filled from Model).
+	Welcome WelcomeInfo
 }
 
 // Outcome is what the caller prints after the TUI exits.
@@ -96,6 +98,18 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	m := NewModel(ctx, cfg)
 	m.custom = loadCustom(o.Backend)
+	// The welcome line goes out before Bubble Tea starts: the live region then never
+	// sits on the screen's top row (see welcomeLine).
+	wi := o.Welcome
+	if wi.Model == "" {
+		wi.Model = o.Model
+	}
+	if wi.Dir == "" {
+		wi.Dir = o.Root
+	}
+	if _, err := io.WriteString(o.Out, downsample(welcomeLine(wi, m.theme, w), profile)+"\n"); err != nil {
+		return nil, fmt.Errorf("tui: %w", err)
+	}
 	p := tea.NewProgram(m,
 		tea.WithContext(ctx),
 		tea.WithInput(o.In),

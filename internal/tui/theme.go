@@ -70,6 +70,7 @@ func NewTheme(dark, colorful bool) Theme {
 // (ascii for plain text) without the document's leading and trailing blank lines,
 // which the TUI manages itself.
 func (t Theme) glamourStyle() ansi.StyleConfig {
+	yes := true
 	var s ansi.StyleConfig
 	switch {
 	case !t.Color:
@@ -81,5 +82,15 @@ func (t Theme) glamourStyle() ansi.StyleConfig {
 	}
 	s.Document.BlockPrefix = ""
 	s.Document.BlockSuffix = ""
+	if t.Color {
+		// Color and weight mark headings and inline code; the markdown's own "##" and
+		// the padding around code would end up in text copied from the scrollback.
+		for _, h := range []*ansi.StyleBlock{&s.H1, &s.H2, &s.H3, &s.H4, &s.H5, &s.H6} {
+			h.Prefix, h.Suffix = "", ""
+		}
+		s.H1.BackgroundColor = nil
+		s.H1.Underline = &yes
+		s.Code.Prefix, s.Code.Suffix = "", ""
+	}
 	return s
 }

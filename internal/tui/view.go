@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -18,8 +19,9 @@ func (m *Model) View() tea.View {
 		return tea.NewView("")
 	}
 	content, inputRow := m.render()
+	m.frames.note(time.Now(), strings.Count(content, "\n")+1)
 	v := tea.NewView(content)
-	if m.picker == nil {
+	if m.picker == nil && inputRow >= 0 {
 		if c := m.input.Cursor(); c != nil {
 			c.Y += inputRow
 			v.Cursor = c
@@ -96,8 +98,8 @@ func (m *Model) render() (string, int) {
 	if max0 := h - 1 - len(bottom); len(top) > max0 {
 		top = top[len(top)-max(0, max0):]
 	}
-	lines := append(top, bottom...)
-	return strings.Join(lines, "\n"), len(top) + inputAt
+	lines, row := clampFrame(append(top, bottom...), h, len(top)+inputAt)
+	return strings.Join(lines, "\n"), row
 }
 
 func (m *Model) renderCompletion(w int) []string {
@@ -109,12 +111,21 @@ func (m *Model) renderCompletion(w int) []string {
 		start = c.sel - shown + 1
 	}
 	var out []string
+	// The help column starts at the same place on every row (names padded to the
+	// longest shown).
+	col := 0
+	for i := start; i < len(c.items) && i < start+shown; i++ {
+		col = max(col, ansi.StringWidth(oneLine(c.items[i])))
+	}
+	col = min(col, max(8, w/2))
 	for i := start; i < len(c.items) && i < start+shown; i++ {
 		// File names and skill descriptions come from the repository.
 		item := oneLine(c.items[i])
 		line := "  " + item
 		if i < len(c.help) && c.help[i] != "" {
-			line += "  " + th.Dim.Render(oneLine(c.help[i]))
+			h := c.help[i]
+			lead := strings.Repeat(" ", len(h)-len(strings.TrimLeft(h, " "))) // an empty argument column
+			line += strings.Repeat(" ", max(0, col-ansi.StringWidth(item))) + "  " + th.Dim.Render(lead+oneLine(h))
 		}
 		if i == c.sel {
 			line = th.Selected.Render("▸ "+item) + strings.TrimPrefix(line, "  "+item)
