@@ -3,7 +3,9 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -471,4 +473,20 @@ func contains(l []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// The golden profiles of each policy (written by the workspace package's
+// TestSeatbeltGoldenProfiles) are valid SBPL too.
+func TestSeatbeltGoldenProfilesAreValidSBPL(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "seatbelt", "*.sb"))
+	if err != nil || len(files) < 5 {
+		t.Fatalf("golden profiles: %v, %v", files, err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustCheck(t, string(b))
+	}
 }
