@@ -37,21 +37,21 @@ func TestWindowsCanonicalPaths(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]error{
-		`\\.\PhysicalDrive0`:               errDevicePath,
-		`\\.\C:\repo`:                      errDevicePath,
-		`\\?\GLOBALROOT\Device\x`:          errDevicePath,
-		`\??\C:\repo`:                      errDevicePath,
-		`C:foo`:                            errDriveRelative,
-		`C:`:                               errDriveRelative,
-		`\repo\x`:                          errDriveRelative,
-		`C:\repo\GIT~1\config`:             errShortName,
-		`C:\repo\.git\HOOKS~1\pre-commit`:  errShortName,
-		`C:\Users\ME~1.DOM\.ssh\id_rsa`:    errShortName,
-		`C:\repo\NUL`:                      errDeviceName,
-		`C:\repo\con.txt`:                  errDeviceName,
-		`C:\repo\COM1.log`:                 errDeviceName,
-		`C:\repo\lpt9`:                     errDeviceName,
-		`C:\repo\aux .c`:                   errDeviceName,
+		`\\.\PhysicalDrive0`:              errDevicePath,
+		`\\.\C:\repo`:                     errDevicePath,
+		`\\?\GLOBALROOT\Device\x`:         errDevicePath,
+		`\??\C:\repo`:                     errDevicePath,
+		`C:foo`:                           errDriveRelative,
+		`C:`:                              errDriveRelative,
+		`\repo\x`:                         errDriveRelative,
+		`C:\repo\GIT~1\config`:            errShortName,
+		`C:\repo\.git\HOOKS~1\pre-commit`: errShortName,
+		`C:\Users\ME~1.DOM\.ssh\id_rsa`:   errShortName,
+		`C:\repo\NUL`:                     errDeviceName,
+		`C:\repo\con.txt`:                 errDeviceName,
+		`C:\repo\COM1.log`:                errDeviceName,
+		`C:\repo\lpt9`:                    errDeviceName,
+		`C:\repo\aux .c`:                  errDeviceName,
 	} {
 		if got, err := w.canon(in); !errors.Is(err, want) {
 			t.Errorf("canon(%q) = %q, %v; want %v", in, got, err, want)
