@@ -3,8 +3,12 @@
 package workspace
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 
 	"github.com/lovia-dev/lovia/internal/workspace/sandbox"
 )
@@ -15,4 +19,19 @@ func platformSandbox(p *Policy, cfg *Config) (ShellExecutor, error) {
 		return nil, fmt.Errorf("Seatbelt is unavailable: %w", err)
 	}
 	return newSeatbeltExecutor(p, cfg), nil
+}
+
+// ProbeSeatbelt runs /usr/bin/true under a profile of the generator's shape (for
+// lovia doctor): sandbox-exec exists and accepts what lovia writes.
+func ProbeSeatbelt(ctx context.Context) error {
+	prof, err := sandbox.SeatbeltProfile(sandbox.SeatbeltSpec{Writable: []string{os.TempDir()}, Protect: []string{filepath.Join(os.TempDir(), ".git", "config")}, Hide: []string{"/nonexistent/.ssh"}})
+	if err != nil {
+		return err
+	}
+	argv := sandbox.SeatbeltArgs(prof, "/usr/bin/true", []string{"true"})
+	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("sandbox-exec refused lovia's profile: %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }

@@ -3,6 +3,7 @@
 package workspace
 
 import (
+	"context"
 	"errors"
 	"runtime"
 )
@@ -12,4 +13,9 @@ import (
 // commands.
 func platformSandbox(*Policy, *Config) (ShellExecutor, error) {
 	return nil, errors.New("lovia has no OS sandbox on " + runtime.GOOS)
+}
+
+// ProbeSeatbelt: Seatbelt is macOS's.
+func ProbeSeatbelt(context.Context) error {
+	return errors.New("Seatbelt is a macOS sandbox; this is " + runtime.GOOS)
 }
