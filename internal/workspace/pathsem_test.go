@@ -162,7 +162,8 @@ func TestWindowsPathsPolicyJudge(t *testing.T) {
 	}
 }
 
-// Unix semantics stay byte-for-byte: no case folding, backslashes are file names.
+// Unix paths are judged as they are: backslashes and trailing dots are part of a
+// name; only the protected names are matched without regard to case.
 func TestUnixPathsUnchanged(t *testing.T) {
 	root := t.TempDir()
 	p, err := NewPolicy(Config{Root: root})
@@ -177,7 +178,8 @@ func TestUnixPathsUnchanged(t *testing.T) {
 		want Decision
 	}{
 		{"/.git/config", Deny},
-		{"/.GIT/config", Allow}, // a different file on a case-sensitive file system
+		{"/.GIT/config", Deny},  // the same file on macOS' case-insensitive APFS, so never written
+		{"/.Lovia/x", Deny},     // likewise
 		{`/.git\config`, Allow}, // one file name with a backslash
 		{"/.git./config", Allow},
 	} {

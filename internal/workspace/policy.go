@@ -495,7 +495,9 @@ var specialWritable = map[string]bool{"/dev/null": true, "/dev/stdout": true, "/
 // Normal git work (objects, index, refs, HEAD, logs) is not protected.
 func protectedWrite(rel string) (string, bool) {
 	const gitWhy = "git runs hooks and configured programs (core.fsmonitor, core.pager, aliases) from it on the next git command, outside any sandbox"
-	parts := strings.Split(rel, "/")
+	// Case-folded: on macOS (and Windows) .GIT/hooks is .git/hooks, and on a
+	// case-sensitive file system nobody needs to write .GIT/config.
+	parts := strings.Split(strings.ToLower(rel), "/")
 	for i, c := range parts {
 		if c == ".lovia" {
 			return "it holds lovia's own configuration, which decides what lovia trusts on its next run", true
