@@ -249,6 +249,15 @@ func (p *Policy) judged(abs string) (string, error) {
 	return p.win.canon(abs)
 }
 
+// winLoose is canon where it succeeds, else the path lower-cased with '/'
+// separators (a refused spelling is denied by DecidePath; a mere match on it fails).
+func winLoose(p string) string {
+	if c, err := (winPaths{}).canon(p); err == nil {
+		return c
+	}
+	return strings.ToLower(strings.ReplaceAll(p, `\`, "/"))
+}
+
 // parentDir is the directory above q in a pattern's semantics; a root is its own.
 func (pp pathPattern) parentDir(q string) string {
 	if pp.win {

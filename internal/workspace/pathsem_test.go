@@ -188,3 +188,23 @@ func TestUnixPathsUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// Pattern matches outside DecidePath (the guard naming a credential store, memory
+// and mention checks) see the system's spelling and still match.
+func TestWindowsPathsPatternMatchAnySpelling(t *testing.T) {
+	p := windowsPolicy(t, Config{Policy: PresetCoding})
+	for _, abs := range []string{`C:\Users\Me\.SSH\id_rsa`, `c:/users/me/.ssh./config`, `\\?\C:\Users\Me\.aws\credentials`} {
+		found := false
+		for _, c := range p.credentials {
+			if c.match(abs, `C:\Users\Me\src\Repo`) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no credential pattern matches %s", abs)
+		}
+	}
+	if _, ok := p.ownState(`C:\USERS\me\AppData\Roaming\lovia\trust.json`); !ok {
+		t.Errorf("lovia's own state not recognised in another spelling")
+	}
+}

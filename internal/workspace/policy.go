@@ -375,6 +375,9 @@ func loviaDirs(home string, extra []string) []string {
 // ownState reports the directory (or file) of lovia's own state that holds abs. A
 // root inside one is the user working on it deliberately: it is not protected then.
 func (p *Policy) ownState(abs string) (string, bool) {
+	if p.win != nil {
+		abs = winLoose(abs)
+	}
 	for _, d := range p.own {
 		if under(d, abs) && !under(d, p.root) {
 			return d, true
@@ -422,6 +425,10 @@ func compilePattern(raw, home string) (pathPattern, error) {
 // match reports whether the resolved absolute path abs (or one of its parent
 // directories, so a rule on a directory covers everything below it) matches.
 func (pp pathPattern) match(abs, root string) bool {
+	if pp.win {
+		// Callers outside DecidePath pass paths as the system spells them.
+		abs, root = winLoose(abs), winLoose(root)
+	}
 	switch pp.kind {
 	case 0:
 		if pp.literal {

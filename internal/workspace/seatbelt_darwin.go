@@ -18,7 +18,13 @@ func platformSandbox(p *Policy, cfg *Config) (ShellExecutor, error) {
 	if _, err := os.Stat(sandbox.SandboxExecPath); err != nil {
 		return nil, fmt.Errorf("Seatbelt is unavailable: %w", err)
 	}
-	return newSeatbeltExecutor(p, cfg), nil
+	s := newSeatbeltExecutor(p, cfg)
+	if p.tmp != "" && p.tmp != "/private/tmp" {
+		// TMPDIR is a per-user /var/folders directory; scripts that write /tmp
+		// (/private/tmp) by name get it too, as on Linux where it is TMPDIR.
+		s.Writable = append(s.Writable, "/private/tmp")
+	}
+	return s, nil
 }
 
 // ProbeSeatbelt runs /usr/bin/true under a profile of the generator's shape (for
