@@ -108,7 +108,7 @@ func (s *SeatbeltExecutor) Describe() string {
 	if len(s.Caches) > 0 {
 		d += ", and lovia's own build caches " + strings.Join(s.Caches, ", ") + " (GOCACHE, npm and pip caches point there)"
 	}
-	d += "; other writes fail with \"Operation not permitted\" (.git/config, .git/hooks and .lovia are read-only; hard links are refused)."
+	d += "; other writes fail with \"Operation not permitted\" (.git/config, .git/hooks and .lovia are read-only)."
 	switch s.Network {
 	case NetworkAllow:
 	case NetworkDeny:
