@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -21,6 +22,9 @@ var updateSeatbelt = flag.Bool("update-seatbelt", false, "rewrite testdata/seatb
 // a nested one, under fixed environment variables, so profiles are reproducible.
 func seatbeltFixture(t *testing.T) (base, root string) {
 	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("Seatbelt profiles name Unix paths")
+	}
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +71,10 @@ func TestSeatbeltGoldenProfiles(t *testing.T) {
 			prof, err := sandbox.SeatbeltProfile(s.Spec(ExecRequest{Network: c.needsNet}))
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The cache base as on Linux (macOS: ~/Library/Caches), the temp dir as $BASE.
+			if ucd, err := os.UserCacheDir(); err == nil {
+				prof = strings.ReplaceAll(prof, ucd, filepath.Join(base, "home", ".cache"))
 			}
 			got := "; policy " + c.policy + ", workspace.network " + NetworkMode(cfg) + "\n" + cacheHash.ReplaceAllString(strings.ReplaceAll(prof, base, "$BASE"), "sandbox-cache/HASH")
 			golden := filepath.Join("testdata", "seatbelt", c.name+".sb")
