@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -17,9 +18,9 @@ import (
 // and \\ escapes, absolute paths in path filters.
 
 type sexp struct {
-	kind int    // kSym, kStr or kList
+	kind int    // kSym, kStr, kRegex or kList
 	atom string // kSym
-	str  string // kStr, unescaped
+	str  string // kStr, unescaped; kRegex, as written
 	list []sexp // kList
 }
 
@@ -27,6 +28,7 @@ const (
 	kSym = iota
 	kStr
 	kList
+	kRegex
 )
 
 func parseSBPL(src string) ([]sexp, error) {
@@ -94,6 +96,19 @@ func (p *sbplReader) read(depth int) (sexp, error) {
 		}
 	case c == ')':
 		return sexp{}, fmt.Errorf("unbalanced: ) at %d", p.i)
+	case c == '#' && p.i+1 < len(p.s) && p.s[p.i+1] == '"':
+		// A regex literal runs to the next quote; the generator writes neither
+		// quotes nor backslashes inside one.
+		end := strings.IndexByte(p.s[p.i+2:], '"')
+		if end < 0 {
+			return sexp{}, errors.New("unterminated regex")
+		}
+		rx := p.s[p.i+2 : p.i+2+end]
+		if strings.ContainsAny(rx, "\\\n") {
+			return sexp{}, fmt.Errorf("regex %q holds a backslash or newline", rx)
+		}
+		p.i += end + 3
+		return sexp{str: rx, kind: kRegex}, nil
 	case c == '"':
 		p.i++
 		var b strings.Builder
@@ -149,7 +164,7 @@ var sbplOps = map[string]bool{
 // (one string), "sym" (one symbol), "filters" (nested filters).
 var sbplFilters = map[string]string{
 	"subpath": "path", "literal": "path", "global-name": "name", "iokit-registry-entry-class": "name",
-	"target": "sym", "require-all": "filters", "require-any": "filters", "require-not": "filters",
+	"target": "sym", "regex": "regex", "require-all": "filters", "require-any": "filters", "require-not": "filters",
 }
 
 // checkSBPL validates a parsed profile and returns every path a filter names.
@@ -173,6 +188,16 @@ func checkSBPL(forms []sexp) (paths []string, err error) {
 					return fmt.Errorf("path %q is not absolute", args[0].str)
 				}
 				paths = append(paths, args[0].str)
+			}
+		case "regex":
+			if len(args) != 1 || args[0].kind != kRegex {
+				return fmt.Errorf("(regex) takes one #\"...\" literal")
+			}
+			if !strings.HasPrefix(args[0].str, "^/") || !strings.HasSuffix(args[0].str, "$") {
+				return fmt.Errorf("regex %q is not anchored at an absolute path", args[0].str)
+			}
+			if _, err := regexp.CompilePOSIX(args[0].str); err != nil {
+				return fmt.Errorf("regex %q: %w", args[0].str, err)
 			}
 		case "sym":
 			if len(args) != 1 || args[0].kind != kSym {
@@ -244,6 +269,10 @@ func TestSBPLReaderRejectsBrokenProfiles(t *testing.T) {
 		`(allow file-read*)`,
 		"(version 1) (allow file-write* (subpath \"/a\n\"))",
 		`(version 1) (allow file-write* (require-not (subpath "/a") (subpath "/b")))`,
+		`(version 1) (allow file-write* (regex #"^/a[$"))`,
+		`(version 1) (allow file-write* (regex #"a$"))`,
+		`(version 1) (allow file-write* (regex #"^/a\"/b$"))`,
+		`(version 1) (allow file-write* (regex "^/a$"))`,
 	} {
 		forms, err := parseSBPL(bad)
 		if err == nil {
@@ -458,6 +487,8 @@ func render(e sexp) string {
 	case kStr:
 		q, _ := SBPLString(e.str)
 		return q
+	case kRegex:
+		return `#"` + e.str + `"`
 	}
 	parts := make([]string, len(e.list))
 	for i, x := range e.list {
@@ -489,4 +520,54 @@ func TestSeatbeltGoldenProfilesAreValidSBPL(t *testing.T) {
 		}
 		mustCheck(t, strings.ReplaceAll(string(b), "$BASE", "/base")) // the test's temp dir
 	}
+}
+
+// The case-folded rules match the path in every case, and what lies below it; they
+// stay one literal whatever the path holds.
+func TestCaseFoldRegex(t *testing.T) {
+	for _, p := range []string{"/Users/me/src/repo/.git/hooks", `/r/we"ird\name/.git/config`, "/r/josé/[x]^/.lovia", "/r/a b(c)|d$/.git"} {
+		checkCaseFold(t, p)
+	}
+	prof, _ := SeatbeltProfile(SeatbeltSpec{Writable: []string{"/r"}, Protect: []string{"/r/.git/hooks"}})
+	if !strings.Contains(prof, `(require-not (regex #"^/[Rr]/[.][Gg][Ii][Tt]/[Hh][Oo][Oo][Kk][Ss](/.*)?$"))`) {
+		t.Errorf("no case-folded rule for .git/hooks:\n%s", prof)
+	}
+	if !strings.Contains(prof, `(require-not (regex #"^/[Rr]/[.][Gg][Ii][Tt]$"))`) {
+		t.Errorf("no case-folded rule for the .git directory itself:\n%s", prof)
+	}
+}
+
+func checkCaseFold(t *testing.T, p string) {
+	t.Helper()
+	lit := caseFoldRegex(p, true)
+	r := &sbplReader{s: lit}
+	e, err := r.read(0)
+	if err != nil || e.kind != kRegex || r.i != len(lit) {
+		t.Fatalf("caseFoldRegex(%q) = %s: not one regex literal (%v)", p, lit, err)
+	}
+	rx, err := regexp.CompilePOSIX(e.str)
+	if err != nil {
+		t.Fatalf("caseFoldRegex(%q) = %s: %v", p, lit, err)
+	}
+	for _, v := range []string{p, strings.ToUpper(p), strings.ToLower(p), p + "/x", p + "/a/b"} {
+		if !rx.MatchString(v) {
+			t.Errorf("caseFoldRegex(%q) = %s does not match %q", p, lit, v)
+		}
+	}
+	if rx.MatchString(p+"x") && !strings.Contains(e.str, ".*") {
+		t.Errorf("caseFoldRegex(%q) = %s matches a sibling %q", p, lit, p+"x")
+	}
+}
+
+func FuzzCaseFoldRegex(f *testing.F) {
+	for _, s := range []string{"/a", `/a"b`, `/a\b`, "/[x]", "/ü/.GIT", "/a$b^c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p := "/" + s
+		if _, err := SBPLString(p); err != nil {
+			return // refused before any rule is written
+		}
+		checkCaseFold(t, p)
+	})
 }

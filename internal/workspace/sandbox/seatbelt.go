@@ -124,6 +124,7 @@ func SeatbeltProfile(s SeatbeltSpec) (string, error) {
 		b.WriteString("(allow file-read*\n  (require-all")
 		for _, h := range hide {
 			fmt.Fprintf(&b, "\n    (require-not (subpath %s))", quote(h))
+			fmt.Fprintf(&b, "\n    (require-not (regex %s))", caseFoldRegex(h, true))
 		}
 		b.WriteString("))\n")
 	}
@@ -152,14 +153,13 @@ func SeatbeltProfile(s SeatbeltSpec) (string, error) {
 			fmt.Fprintf(&b, "\n      (subpath %s)", quote(w))
 		}
 		b.WriteString(")")
-		for _, p := range protect {
+		for _, p := range append(append([]string(nil), protect...), hide...) {
 			fmt.Fprintf(&b, "\n    (require-not (subpath %s))", quote(p))
-		}
-		for _, h := range hide {
-			fmt.Fprintf(&b, "\n    (require-not (subpath %s))", quote(h))
+			fmt.Fprintf(&b, "\n    (require-not (regex %s))", caseFoldRegex(p, true))
 		}
 		for _, d := range keep {
 			fmt.Fprintf(&b, "\n    (require-not (literal %s))", quote(d))
+			fmt.Fprintf(&b, "\n    (require-not (regex %s))", caseFoldRegex(d, false))
 		}
 		b.WriteString("))\n")
 	}
@@ -170,6 +170,42 @@ func SeatbeltProfile(s SeatbeltSpec) (string, error) {
 		b.WriteString("\n; no network: no socket rule is allowed\n")
 	}
 	return b.String(), nil
+}
+
+// caseFoldRegex is an SBPL regex literal matching p in any letter case (and, with
+// below, everything under it): macOS volumes are usually case-insensitive, so
+// .GIT/hooks is .git/hooks, and the exact-case subpath and literal rules alone
+// might not see it. It only ever widens a denial: a byte that is not an ASCII
+// letter, digit or plain punctuation (quotes, backslashes, brackets, non-ASCII)
+// becomes ".*", so nothing in p can end the literal or narrow the match.
+func caseFoldRegex(p string, below bool) string {
+	var b strings.Builder
+	b.WriteString(`#"^`)
+	wild := false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			lo, up := c|0x20, c&^0x20
+			b.WriteString("[" + string(up) + string(lo) + "]")
+		case c >= '0' && c <= '9' || c == '/':
+			b.WriteByte(c)
+		case strings.IndexByte(" .-_~@+,=%:!#&';<>`*?(){}|$", c) >= 0:
+			b.WriteString("[" + string(c) + "]")
+		default:
+			if !wild {
+				b.WriteString(".*")
+			}
+			wild = true
+			continue
+		}
+		wild = false
+	}
+	if below {
+		b.WriteString("(/.*)?")
+	}
+	b.WriteString(`$"`)
+	return b.String()
 }
 
 // quote is SBPLString for a path cleanAbs already accepted.
