@@ -13,8 +13,9 @@ import (
 	"github.com/lovia-dev/lovia/internal/workspace/sandbox"
 )
 
-// cacheHash is the per-root part of lovia's cache paths (the root is a temp dir).
-var cacheHash = regexp.MustCompile(`sandbox-cache/[0-9a-f]{16}`)
+// cacheHash is the per-root part of lovia's cache paths (the root is a temp dir),
+// (and its case-folded regex form, [0-9a-f] as [0-9a-f]'s folded bytes).
+var cacheHash = regexp.MustCompile(`sandbox-cache/([0-9a-f]|\[[A-F][a-f]\]){16}`)
 
 var updateSeatbelt = flag.Bool("update-seatbelt", false, "rewrite testdata/seatbelt/*.sb from the generator")
 
@@ -76,7 +77,7 @@ func TestSeatbeltGoldenProfiles(t *testing.T) {
 			if ucd, err := os.UserCacheDir(); err == nil {
 				prof = strings.ReplaceAll(prof, ucd, filepath.Join(base, "home", ".cache"))
 			}
-			got := "; policy " + c.policy + ", workspace.network " + NetworkMode(cfg) + "\n" + cacheHash.ReplaceAllString(strings.ReplaceAll(prof, base, "$BASE"), "sandbox-cache/HASH")
+			got := "; policy " + c.policy + ", workspace.network " + NetworkMode(cfg) + "\n" + cacheHash.ReplaceAllString(strings.NewReplacer(base, "$BASE", sandbox.CaseFold(base), "$BASE").Replace(prof), "sandbox-cache/HASH")
 			golden := filepath.Join("testdata", "seatbelt", c.name+".sb")
 			if *updateSeatbelt {
 				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {

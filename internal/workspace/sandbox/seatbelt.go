@@ -179,8 +179,17 @@ func SeatbeltProfile(s SeatbeltSpec) (string, error) {
 // letter, digit or plain punctuation (quotes, backslashes, brackets, non-ASCII)
 // becomes ".*", so nothing in p can end the literal or narrow the match.
 func caseFoldRegex(p string, below bool) string {
+	rx := `#"^` + CaseFold(p)
+	if below {
+		rx += "(/.*)?"
+	}
+	return rx + `$"`
+}
+
+// CaseFold is the regex body caseFoldRegex writes for p (exported for tests that
+// replace a temporary directory in golden profiles).
+func CaseFold(p string) string {
 	var b strings.Builder
-	b.WriteString(`#"^`)
 	wild := false
 	for i := 0; i < len(p); i++ {
 		c := p[i]
@@ -201,10 +210,6 @@ func caseFoldRegex(p string, below bool) string {
 		}
 		wild = false
 	}
-	if below {
-		b.WriteString("(/.*)?")
-	}
-	b.WriteString(`$"`)
 	return b.String()
 }
 
