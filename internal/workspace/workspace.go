@@ -114,7 +114,7 @@ func New(cfg Config) (*Workspace, error) {
 			}
 			w.sandboxNote = "the Landlock sandbox is unavailable on this system, commands are confined by the policy checks only"
 			if runtime.GOOS != "linux" {
-				w.sandboxNote = "lovia has no sandbox on " + runtime.GOOS + " (" + abiErr.Error() + "), commands are confined by the policy checks only"
+				w.sandboxNote = abiErr.Error() + ", commands are confined by the policy checks only"
 			}
 			slog.Debug("workspace: "+w.sandboxNote, "err", abiErr)
 			w.executor = DirectExecutor{}
