@@ -76,6 +76,10 @@ type Options struct {
 	Timeout time.Duration
 	// Landlock reports the kernel's Landlock ABI (default sandbox.ABI).
 	Landlock func() (int, error)
+	// GOOS picks the platform's sandbox checks (default runtime.GOOS); Seatbelt
+	// probes macOS's sandbox-exec (default workspace.ProbeSeatbelt). See platform.go.
+	GOOS     string
+	Seatbelt func(context.Context) error
 	// Sandbox starts the sandbox for the workspace configuration and reports its
 	// layers (nsErr: why the namespaces are off). Nil: only the kernel is probed
 	// (sandbox.ProbeKernel), without starting lovia's helper.
@@ -149,11 +153,7 @@ func Run(ctx context.Context, opts Options) []Result {
 			wcfg.Policy = cfg.Policy
 		}
 	}
-	ll := checkLandlock(opts.Landlock, wcfg.Sandbox)
-	out = append(out, ll)
-	if wcfg.Sandbox != workspace.SandboxOff && ll.Status == OK {
-		out = append(out, checkNamespaces(opts, wcfg)...)
-	}
+	out = append(out, checkSandbox(ctx, opts, wcfg)...)
 	if cfg != nil {
 		out = append(out, checkSkills(ctx, opts, cfg)...)
 		out = append(out, checkMCP(ctx, opts, cfg)...)

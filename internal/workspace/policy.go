@@ -3,7 +3,9 @@ package workspace
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -207,6 +209,8 @@ type Policy struct {
 	tmp    string // resolved temp dir ("" when not writable by default)
 	// network is the workspace.network mode (guard_net.go).
 	network string
+	// win: Windows path semantics (pathsem.go); nil on Unix.
+	win *winPaths
 
 	credentials []pathPattern // built-in: credential stores (path_rules may override)
 	// own are lovia's own state outside the root (user config, data dir: trust store,
@@ -231,6 +235,7 @@ type pathPattern struct {
 	kind    int // 0 absolute, 1 root-relative, 2 bare
 	pat     string
 	literal bool // no glob characters: a prefix test suffices
+	win     bool // Windows path semantics: pat and the paths matched are canonical
 }
 
 type compiledPathRule struct {
@@ -333,6 +338,9 @@ func NewPolicy(cfg Config) (*Policy, error) {
 		}
 		p.cmdRules = append(p.cmdRules, compiledCmdRule{words: words, decision: d, source: "config"})
 	}
+	if runtime.GOOS == "windows" {
+		p.useWindowsPaths(hostWinPaths())
+	}
 	return p, nil
 }
 
@@ -367,6 +375,9 @@ func loviaDirs(home string, extra []string) []string {
 // ownState reports the directory (or file) of lovia's own state that holds abs. A
 // root inside one is the user working on it deliberately: it is not protected then.
 func (p *Policy) ownState(abs string) (string, bool) {
+	if p.win != nil {
+		abs = winLoose(abs)
+	}
 	for _, d := range p.own {
 		if under(d, abs) && !under(d, p.root) {
 			return d, true
@@ -414,16 +425,20 @@ func compilePattern(raw, home string) (pathPattern, error) {
 // match reports whether the resolved absolute path abs (or one of its parent
 // directories, so a rule on a directory covers everything below it) matches.
 func (pp pathPattern) match(abs, root string) bool {
+	if pp.win {
+		// Callers outside DecidePath pass paths as the system spells them.
+		abs, root = winLoose(abs), winLoose(root)
+	}
 	switch pp.kind {
 	case 0:
 		if pp.literal {
 			return under(pp.pat, abs)
 		}
-		for q := abs; ; q = filepath.Dir(q) {
+		for q := abs; ; q = pp.parentDir(q) {
 			if doublestar.MatchUnvalidated(pp.pat, q) {
 				return true
 			}
-			if q == "/" || q == "." {
+			if q == "/" || q == "." || pp.parentDir(q) == q {
 				return false
 			}
 		}
@@ -432,7 +447,7 @@ func (pp pathPattern) match(abs, root string) bool {
 		if !ok {
 			return false
 		}
-		for q := rel; q != "." && q != ""; q = filepath.Dir(q) {
+		for q := rel; q != "." && q != ""; q = relDir(q) {
 			if doublestar.MatchUnvalidated(pp.pat, filepath.ToSlash(q)) {
 				return true
 			}
@@ -441,8 +456,8 @@ func (pp pathPattern) match(abs, root string) bool {
 	default:
 		// gitignore-style: any component of the path (so .env* also covers files in a
 		// directory named .envrc.d) — but only components below "/".
-		for q := abs; q != "/" && q != "."; q = filepath.Dir(q) {
-			if doublestar.MatchUnvalidated(pp.pat, filepath.Base(q)) {
+		for q := abs; q != "/" && q != "." && pp.parentDir(q) != q; q = pp.parentDir(q) {
+			if doublestar.MatchUnvalidated(pp.pat, path.Base(q)) {
 				return true
 			}
 		}
@@ -487,7 +502,9 @@ var specialWritable = map[string]bool{"/dev/null": true, "/dev/stdout": true, "/
 // Normal git work (objects, index, refs, HEAD, logs) is not protected.
 func protectedWrite(rel string) (string, bool) {
 	const gitWhy = "git runs hooks and configured programs (core.fsmonitor, core.pager, aliases) from it on the next git command, outside any sandbox"
-	parts := strings.Split(rel, "/")
+	// Case-folded: on macOS (and Windows) .GIT/hooks is .git/hooks, and on a
+	// case-sensitive file system nobody needs to write .GIT/config.
+	parts := strings.Split(strings.ToLower(rel), "/")
 	for i, c := range parts {
 		if c == ".lovia" {
 			return "it holds lovia's own configuration, which decides what lovia trusts on its next run", true
@@ -518,6 +535,10 @@ func protectedWrite(rel string) (string, bool) {
 // Order: denied_paths (deny) > path_rules (override; most restrictive among matches) >
 // grants (readable/writable, temp dir) > preset (reads inside the root always allow).
 func (p *Policy) DecidePath(abs string, op Op) (Decision, string) {
+	abs, err := p.judged(abs)
+	if err != nil {
+		return Deny, err.Error()
+	}
 	for _, d := range p.denied {
 		if d.match(abs, p.root) {
 			return Deny, fmt.Sprintf("%s matches denied_paths %q", abs, d.raw)
@@ -694,6 +715,9 @@ func (p *Policy) WritableRoots() []string {
 // GrantPath allows op on exactly abs for the rest of the session ("allow for this
 // session" on a path approval).
 func (p *Policy) GrantPath(abs string, op Op) {
+	if c, err := p.judged(abs); err == nil {
+		abs = c
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if op == OpWrite {

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -101,10 +102,20 @@ func New(cfg Config) (*Workspace, error) {
 	case SandboxAuto, SandboxRequired:
 		abi, abiErr := sandbox.ABI()
 		if abi == 0 {
+			// No Landlock: the system's own sandbox where lovia has one (macOS).
+			if ex, err := platformSandbox(p, &cfg); err == nil {
+				w.executor = ex
+				break
+			} else if runtime.GOOS != "linux" {
+				abiErr = err
+			}
 			if mode == SandboxRequired {
 				return nil, errs.Wrap(errs.KindConfig, abiErr, "sandbox required but unavailable", "run on a Linux kernel with Landlock enabled, or use --sandbox auto|off")
 			}
 			w.sandboxNote = "the Landlock sandbox is unavailable on this system, commands are confined by the policy checks only"
+			if runtime.GOOS != "linux" {
+				w.sandboxNote = abiErr.Error() + ", commands are confined by the policy checks only"
+			}
 			slog.Debug("workspace: "+w.sandboxNote, "err", abiErr)
 			w.executor = DirectExecutor{}
 			break
@@ -201,8 +212,11 @@ func (w *Workspace) SandboxNote() string { return w.sandboxNote }
 
 // Sandboxed reports whether commands run confined.
 func (w *Workspace) Sandboxed() bool {
-	_, ok := w.executor.(*SandboxExecutor)
-	return ok
+	switch w.executor.(type) {
+	case *SandboxExecutor, *SeatbeltExecutor:
+		return true
+	}
+	return false
 }
 
 // Close kills background processes.

@@ -29,6 +29,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/hostshell"
 	"github.com/lovia-dev/lovia/internal/workspace"
 )
 
@@ -468,7 +469,8 @@ func (r *Runner) exec(ctx context.Context, h Hook, payload []byte) execResult {
 	// A minimal environment, as MCP servers get: a hook is repository or user code,
 	// and lovia's provider keys are not its to read.
 	env := workspace.MinimalEnv(extra...)
-	argv := []string{"sh", "-c", h.Command}
+	// sh on Unix; Git Bash, else PowerShell, else cmd on Windows (docs/platforms.md).
+	argv := hostshell.Host().Argv(h.Command)
 	var cmd *exec.Cmd
 	if r.command != nil {
 		var err error
