@@ -150,12 +150,10 @@ func runsList(ctx context.Context, opts *RunsOptions) error {
 	defer s.Close()
 	filter := sqlite.RunFilter{Status: status, Limit: opts.Limit}
 	repo := app.Repo(s.Config)
-	var runs []sqlite.RunInfo
-	if opts.All {
-		runs, err = s.DB.Checkpoints().ListRuns(ctx, filter)
-	} else {
-		runs, err = repoRuns(ctx, s, repo, filter)
+	if !opts.All {
+		filter.Repo = repo
 	}
+	runs, err := s.DB.Checkpoints().ListRuns(ctx, filter)
 	if err != nil {
 		return err
 	}
@@ -202,43 +200,6 @@ func runsList(ctx context.Context, opts *RunsOptions) error {
 	return nil
 }
 
-// repoRuns lists the runs of repo's sessions. The repository is known per session,
-// not per run, so it reads a growing window of the most recent runs until it has
-// filter.Limit of them (or has read them all).
-func repoRuns(ctx context.Context, s *app.Store, repo string, filter sqlite.RunFilter) ([]sqlite.RunInfo, error) {
-	sessions, err := s.DB.Sessions().ListSessions(ctx, sqlite.SessionFilter{Repo: repo})
-	if err != nil {
-		return nil, err
-	}
-	inRepo := map[string]bool{}
-	for _, si := range sessions {
-		inRepo[si.ID] = true
-	}
-	limit := filter.Limit
-	window := 0
-	if limit > 0 {
-		window = max(4*limit, 100)
-	}
-	for {
-		f := filter
-		f.Limit = window
-		all, err := s.DB.Checkpoints().ListRuns(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		var kept []sqlite.RunInfo
-		for _, r := range all {
-			if inRepo[r.SessionID] && (limit == 0 || len(kept) < limit) {
-				kept = append(kept, r)
-			}
-		}
-		if window == 0 || len(kept) == limit || len(all) < window {
-			return kept, nil
-		}
-		window *= 4
-	}
-}
-
 // resolveRunID returns id if a run has it, else the one run whose id starts with it
 // (ids are long; a unique prefix is enough). Unknown ids are returned as they are, for
 // the caller's not-found error.
@@ -247,15 +208,9 @@ func resolveRunID(ctx context.Context, s *app.Store, id string) (string, error) 
 	if err == nil || errs.KindOf(err) != errs.KindNotFound || id == "" {
 		return id, err
 	}
-	runs, err := s.DB.Checkpoints().ListRuns(ctx, sqlite.RunFilter{})
+	ids, err := s.DB.Checkpoints().RunIDsWithPrefix(ctx, id)
 	if err != nil {
 		return "", err
-	}
-	var ids []string
-	for _, r := range runs {
-		if strings.HasPrefix(r.ID, id) {
-			ids = append(ids, r.ID)
-		}
 	}
 	return pickPrefix("run", id, ids)
 }

@@ -187,15 +187,9 @@ func resolveSessionID(ctx context.Context, s *app.Store, id string) (string, err
 	if err == nil || errs.KindOf(err) != errs.KindNotFound || id == "" {
 		return id, err
 	}
-	list, err := s.DB.Sessions().ListSessions(ctx, sqlite.SessionFilter{})
+	ids, err := s.DB.Sessions().SessionIDsWithPrefix(ctx, id)
 	if err != nil {
 		return "", err
-	}
-	var ids []string
-	for _, si := range list {
-		if strings.HasPrefix(si.ID, id) {
-			ids = append(ids, si.ID)
-		}
 	}
 	return pickPrefix("session", id, ids)
 }
