@@ -183,16 +183,14 @@ func decodeEntries(data []byte) ([]transcript.Entry, error) {
 
 // decodeEntriesInto appends the decoded batch to *out[:0].
 func decodeEntriesInto(data []byte, out *[]transcript.Entry) error {
-	if !fastDecodeEntries(data, out) {
-		// encoding/json decodes into existing elements without zeroing them.
-		clear((*out)[:cap(*out)])
-		*out = (*out)[:0]
-		if err := json.Unmarshal(data, out); err != nil {
-			return err
-		}
-		if *out == nil {
-			return fmt.Errorf("batch is null, not a list of entries")
-		}
+	// encoding/json decodes into existing elements without zeroing them.
+	clear((*out)[:cap(*out)])
+	*out = (*out)[:0]
+	if err := json.Unmarshal(data, out); err != nil {
+		return err
+	}
+	if *out == nil {
+		return fmt.Errorf("batch is null, not a list of entries")
 	}
 	for i, e := range *out {
 		switch e.Type {
