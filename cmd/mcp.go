@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -139,7 +140,7 @@ func writeMCPTable(w io.Writer, list []mcp.ServerStatus, tools bool) error {
 	for _, s := range list {
 		status := s.Status
 		if s.Error != "" {
-			status += ": " + oneLineText(s.Error)
+			status += ": " + textutil.OneLine(s.Error)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.Name, status, len(s.Tools), s.Target)
 	}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -330,7 +330,7 @@ func runsShow(ctx context.Context, opts *RunsOptions) error {
 	}
 	if r := snap.Head.Result; r != nil {
 		row("finish", r.FinishReason)
-		row("output", oneLine(r.Output, 100))
+		row("output", textutil.Clip(termtext.String(r.Output), 100))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -353,17 +353,17 @@ func writeEntrySummary(w io.Writer, entries []transcript.Entry) {
 		var kind, text string
 		switch e.Type {
 		case transcript.TypeInput:
-			kind, text = e.Role, oneLine(e.Text, 80)
+			kind, text = e.Role, textutil.Clip(termtext.String(e.Text), 80)
 		case transcript.TypeAssistantText:
-			kind, text = "assistant", oneLine(e.Text, 80)
+			kind, text = "assistant", textutil.Clip(termtext.String(e.Text), 80)
 		case transcript.TypeReasoning:
-			kind, text = "reasoning", oneLine(e.Text, 80)
+			kind, text = "reasoning", textutil.Clip(termtext.String(e.Text), 80)
 			if text == "" {
 				text = "(opaque)"
 			}
 		case transcript.TypeToolCall:
 			kind = "call"
-			text = e.Name + " " + oneLine(argsText(e.Args), 60) + "  [" + e.CallID + "]"
+			text = e.Name + " " + textutil.Clip(termtext.String(argsText(e.Args)), 60) + "  [" + e.CallID + "]"
 			if !answered[e.CallID] {
 				text += "  (no result yet: runs again on resume)"
 			}
@@ -373,9 +373,9 @@ func writeEntrySummary(w io.Writer, entries []transcript.Entry) {
 			if e.IsError {
 				ok = "error"
 			}
-			text = fmt.Sprintf("%s %s [%s]: %s", e.Name, ok, e.CallID, oneLine(e.Text, 60))
+			text = fmt.Sprintf("%s %s [%s]: %s", e.Name, ok, e.CallID, textutil.Clip(termtext.String(e.Text), 60))
 		default:
-			kind, text = string(e.Type), oneLine(e.Text, 80)
+			kind, text = string(e.Type), textutil.Clip(termtext.String(e.Text), 80)
 		}
 		fmt.Fprintf(tw, "  %d\t%s\t%s\n", i+1, kind, text)
 	}
@@ -444,17 +444,6 @@ func ago(now, t time.Time) string {
 		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 	}
 	return t.Local().Format("2006-01-02")
-}
-
-// oneLine flattens s to one line of at most n runes, sanitized for the terminal
-// (escape sequences do not count against n).
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(termtext.String(s)), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 // completeFromStore completes a command's first argument from the database; list

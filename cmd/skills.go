@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -70,7 +70,7 @@ func skillsRun(ctx context.Context, opts *SkillsOptions) error {
 	}
 	rows := []row{}
 	for _, s := range list {
-		rows = append(rows, row{s.Name, oneLineText(s.Description), s.Source, s.Path, s.Shadows})
+		rows = append(rows, row{s.Name, textutil.OneLine(s.Description), s.Source, s.Path, s.Shadows})
 	}
 	if opts.JSON {
 		enc := json.NewEncoder(f.IO.Out)
@@ -92,6 +92,3 @@ func skillsRun(ctx context.Context, opts *SkillsOptions) error {
 	}
 	return tw.Flush()
 }
-
-// oneLineText folds whitespace (descriptions may span lines in YAML).
-func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
