@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -135,7 +134,7 @@ func writeMCPTable(w io.Writer, list []mcp.ServerStatus, tools bool) error {
 		_, err := fmt.Fprintln(w, "no MCP servers configured (add them under mcp.servers in ~/.config/lovia/config.yaml or .lovia/config.yaml)")
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "SERVER\tSTATUS\tTOOLS\tTARGET")
 	for _, s := range list {
 		status := s.Status
@@ -155,7 +154,7 @@ func writeMCPTable(w io.Writer, list []mcp.ServerStatus, tools bool) error {
 			continue
 		}
 		fmt.Fprintf(w, "\n%s:\n", s.Name)
-		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		tw := newTable(w)
 		for _, t := range s.Tools {
 			if t.Decision != "" {
 				fmt.Fprintf(tw, "  %s\t%s\t%s\n", t.Name, t.Decision, firstLine(t.Description))

@@ -8,7 +8,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -178,7 +177,7 @@ func runsList(ctx context.Context, opts *RunsOptions) error {
 	// Agent and model names come from presets and the database: shown sanitized.
 	out := termtext.NewWriter(f.IO.Out)
 	defer out.Flush()
-	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	tw := newTable(out)
 	if tty {
 		fmt.Fprintln(tw, "ID\tSTATUS\tAGENT\tTURNS\tTOKENS\tMODEL\tUPDATED")
 	}
@@ -290,7 +289,7 @@ func runsShow(ctx context.Context, opts *RunsOptions) error {
 	// names from presets): it reaches the terminal sanitized.
 	w := termtext.NewWriter(f.IO.Out)
 	defer w.Flush()
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	tw := newTable(w)
 	row := func(k, v string) {
 		if v != "" {
 			fmt.Fprintf(tw, "%s\t%s\n", k, v)
@@ -348,7 +347,7 @@ func writeEntrySummary(w io.Writer, entries []transcript.Entry) {
 			answered[e.CallID] = true
 		}
 	}
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	tw := newTable(w)
 	for i, e := range entries {
 		var kind, text string
 		switch e.Type {

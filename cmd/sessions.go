@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -151,7 +150,7 @@ func sessionsList(ctx context.Context, opts *SessionsOptions) error {
 	// Titles are model or user text: shown sanitized.
 	out := termtext.NewWriter(f.IO.Out)
 	defer out.Flush()
-	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	tw := newTable(out)
 	if tty {
 		fmt.Fprintln(tw, "ID\tTITLE\tRUNS\tTOKENS\tUPDATED")
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/lovia-dev/lovia/internal/textutil"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -81,7 +80,7 @@ func skillsRun(ctx context.Context, opts *SkillsOptions) error {
 		_, err := fmt.Fprintln(f.IO.Out, "no skills found")
 		return err
 	}
-	tw := tabwriter.NewWriter(termtext.NewWriter(f.IO.Out), 2, 4, 2, ' ', 0) // repository text, sanitized
+	tw := newTable(termtext.NewWriter(f.IO.Out)) // repository text, sanitized
 	fmt.Fprintln(tw, "NAME\tDESCRIPTION\tPATH")
 	for _, r := range rows {
 		desc := r.Description
