@@ -3,7 +3,6 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -69,7 +68,7 @@ func configRun(opts *ConfigOptions) error {
 		return enc.Encode(map[string]any{"values": cfg.Values(), "files": cfg.Files, "root": cfg.Root, "user_dir": cfg.UserDir,
 			"trust": map[string]any{"trusted": cfg.Trust.Trusted, "via": cfg.Trust.Via, "ignored": cfg.Trust.Ignored()}})
 	}
-	tw := tabwriter.NewWriter(termtext.NewWriter(f.IO.Out), 2, 4, 2, ' ', 0) // repository text, sanitized
+	tw := newTable(termtext.NewWriter(f.IO.Out)) // repository text, sanitized
 	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
 	for _, v := range cfg.Values() {
 		val := v.Value

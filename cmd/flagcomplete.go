@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,7 +57,7 @@ func completePresets(f *Factory, toComplete string) []cobra.Completion {
 	var out []cobra.Completion
 	for _, p := range set.List() {
 		if strings.HasPrefix(p.Name, toComplete) {
-			out = append(out, cobra.CompletionWithDesc(p.Name, oneLineText(p.Description)))
+			out = append(out, cobra.CompletionWithDesc(p.Name, textutil.OneLine(p.Description)))
 		}
 	}
 	return out

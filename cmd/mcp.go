@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"io"
 	"log/slog"
 	"path/filepath"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -135,12 +135,12 @@ func writeMCPTable(w io.Writer, list []mcp.ServerStatus, tools bool) error {
 		_, err := fmt.Fprintln(w, "no MCP servers configured (add them under mcp.servers in ~/.config/lovia/config.yaml or .lovia/config.yaml)")
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "SERVER\tSTATUS\tTOOLS\tTARGET")
 	for _, s := range list {
 		status := s.Status
 		if s.Error != "" {
-			status += ": " + oneLineText(s.Error)
+			status += ": " + textutil.OneLine(s.Error)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.Name, status, len(s.Tools), s.Target)
 	}
@@ -155,7 +155,7 @@ func writeMCPTable(w io.Writer, list []mcp.ServerStatus, tools bool) error {
 			continue
 		}
 		fmt.Fprintf(w, "\n%s:\n", s.Name)
-		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		tw := newTable(w)
 		for _, t := range s.Tools {
 			if t.Decision != "" {
 				fmt.Fprintf(tw, "  %s\t%s\t%s\n", t.Name, t.Decision, firstLine(t.Description))

@@ -3,7 +3,6 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -66,7 +65,7 @@ func presetsRun(opts *PresetsOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
 	}
-	tw := tabwriter.NewWriter(termtext.NewWriter(f.IO.Out), 2, 4, 2, ' ', 0) // repository text, sanitized
+	tw := newTable(termtext.NewWriter(f.IO.Out)) // repository text, sanitized
 	fmt.Fprintln(tw, "NAME\tDESCRIPTION\tSOURCE")
 	for _, r := range rows {
 		name := r.Name

@@ -86,14 +86,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	var approvals runtime.ApprovalMode
-	switch opts.Approve {
-	case "none", "":
-		approvals = runtime.ApprovalDenyAll
-	case "all":
-		approvals = runtime.ApprovalAllowAll
-	default:
-		return errs.Newf(errs.KindUsage, "use --approve none or --approve all", "unknown --approve value %q", opts.Approve)
+	approvals, err := approvalMode(opts.Approve)
+	if err != nil {
+		return err
 	}
 	if opts.BudgetTokens < 0 {
 		return errs.New(errs.KindUsage, "--budget-tokens must not be negative", "use a token count such as 200000")

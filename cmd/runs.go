@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -150,12 +149,10 @@ func runsList(ctx context.Context, opts *RunsOptions) error {
 	defer s.Close()
 	filter := sqlite.RunFilter{Status: status, Limit: opts.Limit}
 	repo := app.Repo(s.Config)
-	var runs []sqlite.RunInfo
-	if opts.All {
-		runs, err = s.DB.Checkpoints().ListRuns(ctx, filter)
-	} else {
-		runs, err = repoRuns(ctx, s, repo, filter)
+	if !opts.All {
+		filter.Repo = repo
 	}
+	runs, err := s.DB.Checkpoints().ListRuns(ctx, filter)
 	if err != nil {
 		return err
 	}
@@ -180,7 +177,7 @@ func runsList(ctx context.Context, opts *RunsOptions) error {
 	// Agent and model names come from presets and the database: shown sanitized.
 	out := termtext.NewWriter(f.IO.Out)
 	defer out.Flush()
-	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	tw := newTable(out)
 	if tty {
 		fmt.Fprintln(tw, "ID\tSTATUS\tAGENT\tTURNS\tTOKENS\tMODEL\tUPDATED")
 	}
@@ -202,43 +199,6 @@ func runsList(ctx context.Context, opts *RunsOptions) error {
 	return nil
 }
 
-// repoRuns lists the runs of repo's sessions. The repository is known per session,
-// not per run, so it reads a growing window of the most recent runs until it has
-// filter.Limit of them (or has read them all).
-func repoRuns(ctx context.Context, s *app.Store, repo string, filter sqlite.RunFilter) ([]sqlite.RunInfo, error) {
-	sessions, err := s.DB.Sessions().ListSessions(ctx, sqlite.SessionFilter{Repo: repo})
-	if err != nil {
-		return nil, err
-	}
-	inRepo := map[string]bool{}
-	for _, si := range sessions {
-		inRepo[si.ID] = true
-	}
-	limit := filter.Limit
-	window := 0
-	if limit > 0 {
-		window = max(4*limit, 100)
-	}
-	for {
-		f := filter
-		f.Limit = window
-		all, err := s.DB.Checkpoints().ListRuns(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		var kept []sqlite.RunInfo
-		for _, r := range all {
-			if inRepo[r.SessionID] && (limit == 0 || len(kept) < limit) {
-				kept = append(kept, r)
-			}
-		}
-		if window == 0 || len(kept) == limit || len(all) < window {
-			return kept, nil
-		}
-		window *= 4
-	}
-}
-
 // resolveRunID returns id if a run has it, else the one run whose id starts with it
 // (ids are long; a unique prefix is enough). Unknown ids are returned as they are, for
 // the caller's not-found error.
@@ -247,15 +207,9 @@ func resolveRunID(ctx context.Context, s *app.Store, id string) (string, error) 
 	if err == nil || errs.KindOf(err) != errs.KindNotFound || id == "" {
 		return id, err
 	}
-	runs, err := s.DB.Checkpoints().ListRuns(ctx, sqlite.RunFilter{})
+	ids, err := s.DB.Checkpoints().RunIDsWithPrefix(ctx, id)
 	if err != nil {
 		return "", err
-	}
-	var ids []string
-	for _, r := range runs {
-		if strings.HasPrefix(r.ID, id) {
-			ids = append(ids, r.ID)
-		}
 	}
 	return pickPrefix("run", id, ids)
 }
@@ -335,7 +289,7 @@ func runsShow(ctx context.Context, opts *RunsOptions) error {
 	// names from presets): it reaches the terminal sanitized.
 	w := termtext.NewWriter(f.IO.Out)
 	defer w.Flush()
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	tw := newTable(w)
 	row := func(k, v string) {
 		if v != "" {
 			fmt.Fprintf(tw, "%s\t%s\n", k, v)
@@ -375,7 +329,7 @@ func runsShow(ctx context.Context, opts *RunsOptions) error {
 	}
 	if r := snap.Head.Result; r != nil {
 		row("finish", r.FinishReason)
-		row("output", oneLine(r.Output, 100))
+		row("output", textutil.Clip(termtext.String(r.Output), 100))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -393,22 +347,22 @@ func writeEntrySummary(w io.Writer, entries []transcript.Entry) {
 			answered[e.CallID] = true
 		}
 	}
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	tw := newTable(w)
 	for i, e := range entries {
 		var kind, text string
 		switch e.Type {
 		case transcript.TypeInput:
-			kind, text = e.Role, oneLine(e.Text, 80)
+			kind, text = e.Role, textutil.Clip(termtext.String(e.Text), 80)
 		case transcript.TypeAssistantText:
-			kind, text = "assistant", oneLine(e.Text, 80)
+			kind, text = "assistant", textutil.Clip(termtext.String(e.Text), 80)
 		case transcript.TypeReasoning:
-			kind, text = "reasoning", oneLine(e.Text, 80)
+			kind, text = "reasoning", textutil.Clip(termtext.String(e.Text), 80)
 			if text == "" {
 				text = "(opaque)"
 			}
 		case transcript.TypeToolCall:
 			kind = "call"
-			text = e.Name + " " + oneLine(argsText(e.Args), 60) + "  [" + e.CallID + "]"
+			text = e.Name + " " + textutil.Clip(termtext.String(argsText(e.Args)), 60) + "  [" + e.CallID + "]"
 			if !answered[e.CallID] {
 				text += "  (no result yet: runs again on resume)"
 			}
@@ -418,9 +372,9 @@ func writeEntrySummary(w io.Writer, entries []transcript.Entry) {
 			if e.IsError {
 				ok = "error"
 			}
-			text = fmt.Sprintf("%s %s [%s]: %s", e.Name, ok, e.CallID, oneLine(e.Text, 60))
+			text = fmt.Sprintf("%s %s [%s]: %s", e.Name, ok, e.CallID, textutil.Clip(termtext.String(e.Text), 60))
 		default:
-			kind, text = string(e.Type), oneLine(e.Text, 80)
+			kind, text = string(e.Type), textutil.Clip(termtext.String(e.Text), 80)
 		}
 		fmt.Fprintf(tw, "  %d\t%s\t%s\n", i+1, kind, text)
 	}
@@ -489,17 +443,6 @@ func ago(now, t time.Time) string {
 		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 	}
 	return t.Local().Format("2006-01-02")
-}
-
-// oneLine flattens s to one line of at most n runes, sanitized for the terminal
-// (escape sequences do not count against n).
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(termtext.String(s)), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 // completeFromStore completes a command's first argument from the database; list

@@ -296,9 +296,6 @@ func TestCompactAndAgo(t *testing.T) {
 	if got := argsText(json.RawMessage(`{"command":"a > b && c"}`)); got != `{"command":"a > b && c"}` {
 		t.Errorf("argsText %q", got)
 	}
-	if got := oneLine("a\n b\t c", 4); got != "a b…" {
-		t.Errorf("oneLine %q", got)
-	}
 }
 
 // TestRunsListRepoWindow: the repository's runs are found even behind many newer

@@ -5,11 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -150,7 +150,7 @@ func sessionsList(ctx context.Context, opts *SessionsOptions) error {
 	// Titles are model or user text: shown sanitized.
 	out := termtext.NewWriter(f.IO.Out)
 	defer out.Flush()
-	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	tw := newTable(out)
 	if tty {
 		fmt.Fprintln(tw, "ID\tTITLE\tRUNS\tTOKENS\tUPDATED")
 	}
@@ -160,9 +160,9 @@ func sessionsList(ctx context.Context, opts *SessionsOptions) error {
 			title = "(untitled)"
 		}
 		if tty {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", si.ID, oneLine(title, 50), si.Runs, tokens(si.Usage), ago(opts.now(), si.UpdatedAt))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", si.ID, textutil.Clip(termtext.String(title), 50), si.Runs, tokens(si.Usage), ago(opts.now(), si.UpdatedAt))
 		} else {
-			fmt.Fprintf(out, "%s\t%s\t%d\t%d\t%s\n", si.ID, oneLine(title, 200), si.Runs, si.Usage.Total(), si.UpdatedAt.UTC().Format(time.RFC3339))
+			fmt.Fprintf(out, "%s\t%s\t%d\t%d\t%s\n", si.ID, textutil.Clip(termtext.String(title), 200), si.Runs, si.Usage.Total(), si.UpdatedAt.UTC().Format(time.RFC3339))
 		}
 	}
 	if tty {
@@ -187,15 +187,9 @@ func resolveSessionID(ctx context.Context, s *app.Store, id string) (string, err
 	if err == nil || errs.KindOf(err) != errs.KindNotFound || id == "" {
 		return id, err
 	}
-	list, err := s.DB.Sessions().ListSessions(ctx, sqlite.SessionFilter{})
+	ids, err := s.DB.Sessions().SessionIDsWithPrefix(ctx, id)
 	if err != nil {
 		return "", err
-	}
-	var ids []string
-	for _, si := range list {
-		if strings.HasPrefix(si.ID, id) {
-			ids = append(ids, si.ID)
-		}
 	}
 	return pickPrefix("session", id, ids)
 }
@@ -283,16 +277,16 @@ func writeConversation(w io.Writer, entries []transcript.Entry) {
 			fmt.Fprintf(w, "\n%s\n", strings.TrimRight(e.Text, "\n"))
 		case transcript.TypeReasoning:
 			if e.Text != "" {
-				fmt.Fprintf(w, "  (thinking) %s\n", oneLine(e.Text, 100))
+				fmt.Fprintf(w, "  (thinking) %s\n", textutil.Clip(termtext.String(e.Text), 100))
 			}
 		case transcript.TypeToolCall:
-			line := "  • " + e.Name + " " + oneLine(argsText(e.Args), 80)
+			line := "  • " + e.Name + " " + textutil.Clip(termtext.String(argsText(e.Args)), 80)
 			if r, ok := results[e.CallID]; ok {
 				mark := "✓"
 				if r.IsError {
 					mark = "✗"
 				}
-				line += "\n    " + mark + " " + oneLine(r.Text, 90)
+				line += "\n    " + mark + " " + textutil.Clip(termtext.String(r.Text), 90)
 			} else {
 				line += "\n    (no result)"
 			}
@@ -320,7 +314,7 @@ func sessionsRm(ctx context.Context, opts *SessionsOptions) error {
 			return errs.Newf(errs.KindUsage, "pass --yes to delete without confirmation",
 				"not deleting session %s without confirmation (standard input is not a terminal)", opts.ID)
 		}
-		fmt.Fprintf(f.IO.ErrOut, "Delete session %s (%q, %s) and its checkpoints? [y/N] ", info.ID, oneLine(info.Title, 50), plural(info.Runs, "run"))
+		fmt.Fprintf(f.IO.ErrOut, "Delete session %s (%q, %s) and its checkpoints? [y/N] ", info.ID, textutil.Clip(termtext.String(info.Title), 50), plural(info.Runs, "run"))
 		line, _ := bufio.NewReader(f.IO.In).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
 			fmt.Fprintln(f.IO.ErrOut, "not deleted")
@@ -491,7 +485,7 @@ func completeSessionIDs(f *Factory) cobra.CompletionFunc {
 		var out []cobra.Completion
 		for _, si := range list {
 			if strings.HasPrefix(si.ID, toComplete) {
-				out = append(out, cobra.CompletionWithDesc(si.ID, oneLine(si.Title, 60)))
+				out = append(out, cobra.CompletionWithDesc(si.ID, textutil.Clip(termtext.String(si.Title), 60)))
 			}
 		}
 		return out, nil

@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"text/tabwriter"
+	"github.com/lovia-dev/lovia/internal/textutil"
 
 	"github.com/spf13/cobra"
 
@@ -76,7 +75,7 @@ func skillsRun(ctx context.Context, opts *SkillsOptions) error {
 	}
 	rows := []row{}
 	for _, s := range list {
-		rows = append(rows, row{s.Name, oneLineText(s.Description), s.Source, s.Path, s.Shadows})
+		rows = append(rows, row{s.Name, textutil.OneLine(s.Description), s.Source, s.Path, s.Shadows})
 	}
 	if opts.JSON {
 		enc := json.NewEncoder(f.IO.Out)
@@ -87,7 +86,7 @@ func skillsRun(ctx context.Context, opts *SkillsOptions) error {
 		_, err := fmt.Fprintln(f.IO.Out, "no skills found")
 		return err
 	}
-	tw := tabwriter.NewWriter(termtext.NewWriter(f.IO.Out), 2, 4, 2, ' ', 0) // repository text, sanitized
+	tw := newTable(termtext.NewWriter(f.IO.Out)) // repository text, sanitized
 	fmt.Fprintln(tw, "NAME\tDESCRIPTION\tPATH")
 	for _, r := range rows {
 		desc := r.Description
@@ -98,6 +97,3 @@ func skillsRun(ctx context.Context, opts *SkillsOptions) error {
 	}
 	return tw.Flush()
 }
-
-// oneLineText folds whitespace (descriptions may span lines in YAML).
-func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }

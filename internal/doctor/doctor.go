@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -228,10 +229,8 @@ func failure(check string, err error, fallback string) Result {
 	if fix == "" {
 		fix = fallback
 	}
-	return Result{Check: check, Status: Fail, Detail: oneLine(err.Error()), Fix: fix}
+	return Result{Check: check, Status: Fail, Detail: textutil.OneLine(err.Error()), Fix: fix}
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // checkPreset loads the presets and returns the effective model (the configured one,
 // else the preset's).
@@ -455,7 +454,7 @@ func checkLandlock(abi func() (int, error), mode string) Result {
 	}
 	r.Status, r.Detail = Warn, "Landlock unavailable: commands are confined by the policy checks only"
 	if err != nil {
-		r.Detail += " (" + oneLine(err.Error()) + ")"
+		r.Detail += " (" + textutil.OneLine(err.Error()) + ")"
 	}
 	r.Fix = "use Linux 5.13+ with Landlock enabled (lsm=landlock) for the kernel sandbox"
 	if mode == workspace.SandboxRequired {
@@ -471,7 +470,7 @@ func checkSkills(ctx context.Context, opts Options, cfg *config.Config) []Result
 	list, problems := skills.List(ctx, skills.Config{Bundled: opts.Bundled, Dirs: dirs, NoWatch: true, Repo: cfg.Root})
 	out := []Result{{Check: "skills", Status: OK, Detail: fmt.Sprintf("%d loaded", len(list))}}
 	for _, p := range problems {
-		out = append(out, Result{Check: "skills", Status: Warn, Detail: oneLine(p.Error()), Fix: "fix the SKILL.md frontmatter (name ≤64 characters, description ≤1024); the other skills still load"})
+		out = append(out, Result{Check: "skills", Status: Warn, Detail: textutil.OneLine(p.Error()), Fix: "fix the SKILL.md frontmatter (name ≤64 characters, description ≤1024); the other skills still load"})
 	}
 	return out
 }
@@ -493,7 +492,7 @@ func checkMCP(ctx context.Context, opts Options, cfg *config.Config) []Result {
 		case "disabled":
 			r.Status, r.Detail = OK, "disabled"
 		default:
-			r.Status, r.Detail = Fail, oneLine(s.Error)
+			r.Status, r.Detail = Fail, textutil.OneLine(s.Error)
 			r.Fix = "check mcp.servers." + s.Name + " (command, args, env or url); run the command by hand to see its error, or set disabled: true"
 		}
 		out = append(out, r)
@@ -522,7 +521,7 @@ func checkNamespaces(opts Options, cfg workspace.Config) []Result {
 	if nsErr != nil || !rep.Namespaces {
 		ns.Status, ns.Detail = Warn, "unavailable, Landlock alone confines commands: no private /proc (commands can read other processes' environment), .git/config, .git/hooks and .lovia writable, credential stores readable, daemons outlive commands"
 		if nsErr != nil {
-			ns.Detail += " (" + oneLine(nsErr.Error()) + ")"
+			ns.Detail += " (" + textutil.OneLine(nsErr.Error()) + ")"
 		}
 		ns.Fix = "allow unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1 (Debian), kernel.apparmor_restrict_unprivileged_userns=0 (Ubuntu 24.04+), or raise user.max_user_namespaces"
 		if required {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"github.com/lovia-dev/lovia/internal/workspace"
 )
 
@@ -37,7 +38,7 @@ func checkSandbox(ctx context.Context, opts Options, cfg workspace.Config) []Res
 			probe = workspace.ProbeSeatbelt
 		}
 		if err := probe(ctx); err != nil {
-			r.Status, r.Detail = Warn, "Seatbelt (sandbox-exec) unavailable: commands are confined by the policy checks only ("+oneLine(err.Error())+")"
+			r.Status, r.Detail = Warn, "Seatbelt (sandbox-exec) unavailable: commands are confined by the policy checks only ("+textutil.OneLine(err.Error())+")"
 			r.Fix = "lovia uses /usr/bin/sandbox-exec, part of macOS; check that it runs"
 			if required {
 				r.Status, r.Fix = Fail, "workspace.sandbox is required, which on macOS needs sandbox-exec; or set it to auto"

@@ -59,13 +59,13 @@ func TestMain(m *testing.M) {
 
 // env is one test's private machine: a workspace directory and a home.
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string // the workspace (-C)
 	home string
 	vars []string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	base := t.TempDir()
 	e := &env{t: t, dir: filepath.Join(base, "work"), home: filepath.Join(base, "home")}

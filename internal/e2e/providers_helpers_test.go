@@ -20,7 +20,7 @@ import (
 )
 
 // provEnv is a test machine whose provider variables point at srv (nil: none).
-func provEnv(t *testing.T, srv *providertest.Server) *env {
+func provEnv(t testing.TB, srv *providertest.Server) *env {
 	t.Helper()
 	e := newEnv(t)
 	// Nothing may leave the machine: a request that escapes the fake server goes
@@ -98,7 +98,7 @@ func (p provProc) ofType(typ string) []map[string]any {
 }
 
 // terminal checks the stream ended with exactly one terminal event of type want.
-func (p provProc) terminal(t *testing.T, want string) map[string]any {
+func (p provProc) terminal(t testing.TB, want string) map[string]any {
 	t.Helper()
 	var term []map[string]any
 	for _, ev := range p.events {
@@ -128,7 +128,7 @@ type timedServer struct {
 	times []time.Time
 }
 
-func newTimedServer(t *testing.T, h http.Handler) *timedServer {
+func newTimedServer(t testing.TB, h http.Handler) *timedServer {
 	ts := &timedServer{}
 	ts.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ts.mu.Lock()

@@ -1,9 +1,12 @@
 package e2e
 
-// Speed through the binary (issue 3 "Speed"; product targets: a 512 KiB streamed
-// reply in at most 0.5 CPU-seconds, the first model request within 50 ms of start).
-// The child's CPU time comes from its rusage (ProcessState), so the fake server and
-// the test, running in this process, are not counted.
+// Streaming through the binary. The tests check that every output format carries the
+// whole reply in one model request; the benchmarks report the figures (product
+// targets: a 512 KiB streamed reply in at most 0.5 CPU-seconds, the first model
+// request within 40 ms of exec, per tool-using turn at most half of Crush's CPU, peak
+// RSS at most 45 MB over 100 turns). The child's CPU time comes from its rusage
+// (ProcessState), so the fake server and the test, running in this process, are not
+// counted.
 
 import (
 	"encoding/json"
@@ -33,12 +36,12 @@ type provSpeed struct {
 
 // provMeasure runs lovia once in e against a Chat server streaming reply in 6-byte
 // deltas.
-func provMeasure(t *testing.T, e *env, reply, format string) provSpeed {
+func provMeasure(t testing.TB, e *env, reply, format string) provSpeed {
 	return provMeasureKind(t, e, provKinds[0], reply, format)
 }
 
 // provMeasureKind is provMeasure against k's wire format.
-func provMeasureKind(t *testing.T, e *env, k provKind, reply, format string) provSpeed {
+func provMeasureKind(t testing.TB, e *env, k provKind, reply, format string) provSpeed {
 	srv := k.serve(t, providertest.Turn{Text: reply, Chunk: 6})
 	front := newTimedServer(t, srv.Config.Handler)
 	pointAt(e, k.name, front.URL)
@@ -67,50 +70,61 @@ func provMeasureKind(t *testing.T, e *env, k provKind, reply, format string) pro
 	return provSpeed{cpu: p.cpu(), sys: p.state.SystemTime(), wall: time.Since(p.started), firstRequest: at[0].Sub(p.started)}
 }
 
-// TestStreamingSpeed: a 512 KiB reply in 6-character deltas costs the lovia process
-// little CPU, for each output format; the first model request leaves soon after
-// exec. Figures are logged; the bounds leave room for a loaded shared machine.
-func TestStreamingSpeed(t *testing.T) {
+// TestStreamingWholeReply: a 512 KiB reply in 6-character deltas reaches the
+// output whole, in each output format and through each wire format, from one model
+// request (BenchmarkStreaming512KiB reports its cost).
+func TestStreamingWholeReply(t *testing.T) {
 	e := provEnv(t, providertest.NewOpenAIServer(t))
-	// Warm the home (database created, migrations run) so the figures below are the
-	// steady state; the cold start is reported separately.
-	cold := provMeasure(t, e, "ok", "text")
-	var firsts []time.Duration
 	for _, format := range []string{"text", "stream-json", "json"} {
-		small := provMeasure(t, e, "ok", format)
-		big := provMeasure(t, e, provReply(provBigReply), format)
-		firsts = append(firsts, small.firstRequest, big.firstRequest)
-		t.Logf("%-11s 512 KiB in 6-byte deltas: cpu %s (sys %s) wall %s (a 2-byte reply: cpu %s) → %.0f ms CPU per MiB streamed",
-			format, big.cpu.Round(time.Millisecond), big.sys.Round(time.Millisecond), big.wall.Round(time.Millisecond), small.cpu.Round(time.Millisecond),
-			float64(big.cpu-small.cpu)/float64(time.Millisecond)*2)
-		// stream-json prints every delta as its own line (87k of them here), so it
-		// gets more room; the others stream into the final answer only.
-		limit := 1500 * time.Millisecond
-		if format == "stream-json" {
-			limit = 2500 * time.Millisecond
-		}
-		if big.cpu > limit {
-			t.Errorf("%s: streaming 512 KiB cost the process %s of CPU, want <= %s (target 0.5s)", format, big.cpu, limit)
-		}
+		provMeasure(t, e, provReply(provBigReply), format)
 	}
-	// The same reply through the other wire formats (text output).
 	for _, k := range provKinds[1:] {
 		ke := provEnv(t, k.serve(t))
-		small := provMeasureKind(t, ke, k, "ok", "text")
-		big := provMeasureKind(t, ke, k, provReply(provBigReply), "text")
-		t.Logf("%-16s text: 512 KiB in 6-byte deltas: cpu %s (sys %s) wall %s (a 2-byte reply: cpu %s) → %.0f ms CPU per MiB streamed",
-			k.name, big.cpu.Round(time.Millisecond), big.sys.Round(time.Millisecond), big.wall.Round(time.Millisecond), small.cpu.Round(time.Millisecond),
-			float64(big.cpu-small.cpu)/float64(time.Millisecond)*2)
-		if big.cpu > 1500*time.Millisecond {
-			t.Errorf("%s: streaming 512 KiB cost the process %s of CPU, want <= 1.5s (target 0.5s)", k.name, big.cpu)
-		}
+		provMeasureKind(t, ke, k, provReply(provBigReply), "text")
+	}
+}
+
+// BenchmarkStreaming512KiB: CPU and wall time of the whole lovia process for a
+// 512 KiB reply in 6-byte deltas, per output format (Chat Completions) and per
+// wire format (text output); the home is warm (database created).
+func BenchmarkStreaming512KiB(b *testing.B) {
+	reply := provReply(provBigReply)
+	for _, format := range []string{"text", "stream-json", "json"} {
+		b.Run(format, func(b *testing.B) {
+			e := provEnv(b, providertest.NewOpenAIServer(b))
+			provMeasure(b, e, "ok", "text")
+			var cpu, wall time.Duration
+			for i := 0; i < b.N; i++ {
+				m := provMeasure(b, e, reply, format)
+				cpu, wall = cpu+m.cpu, wall+m.wall
+			}
+			b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "ms-cpu/op")
+			b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "ms-wall/op")
+		})
+	}
+	for _, k := range provKinds[1:] {
+		b.Run(k.name, func(b *testing.B) {
+			e := provEnv(b, k.serve(b))
+			provMeasureKind(b, e, k, "ok", "text")
+			var cpu time.Duration
+			for i := 0; i < b.N; i++ {
+				cpu += provMeasureKind(b, e, k, reply, "text").cpu
+			}
+			b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "ms-cpu/op")
+		})
+	}
+}
+
+// BenchmarkFirstRequest: exec to the fake server receiving the model request, with
+// a warm home (product target: 40 ms). The metric is the median over b.N runs.
+func BenchmarkFirstRequest(b *testing.B) {
+	e := provEnv(b, providertest.NewOpenAIServer(b))
+	cold := provMeasure(b, e, "ok", "text")
+	var firsts []time.Duration
+	for i := 0; i < b.N; i++ {
+		firsts = append(firsts, provMeasure(b, e, "ok", "text").firstRequest)
 	}
 	slices.Sort(firsts)
-	median := firsts[len(firsts)/2]
-	t.Logf("first model request after exec: median %s, min %s, max %s (warm home); cold home %s",
-		median.Round(100*time.Microsecond), firsts[0].Round(100*time.Microsecond), firsts[len(firsts)-1].Round(100*time.Microsecond),
-		cold.firstRequest.Round(100*time.Microsecond))
-	if median > 2*time.Second {
-		t.Errorf("the first model request left %s after exec (target 50 ms)", median)
-	}
+	b.ReportMetric(float64(firsts[len(firsts)/2].Microseconds())/1e3, "ms-median")
+	b.ReportMetric(float64(cold.firstRequest.Microseconds())/1e3, "ms-cold")
 }

@@ -58,6 +58,9 @@ type Event struct {
 	IsError    bool            `json:"is_error,omitempty"`
 	Truncated  bool            `json:"truncated,omitempty"`
 	DurationMS int64           `json:"duration_ms,omitempty"`
+	// Diff (tool_call_completed) is the change the tool made to a file, for
+	// in-process front ends; not part of stream-json.
+	Diff string `json:"-"`
 
 	Approval *Approval `json:"approval,omitempty"`
 

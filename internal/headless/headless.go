@@ -7,11 +7,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"io"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/event"
@@ -280,7 +280,7 @@ func (w *textWriter) progress(format string, args ...any) {
 func (w *textWriter) Event(ev event.Event) error {
 	switch ev.Type {
 	case event.ToolCallStarted:
-		w.progress("→ %s %s", ev.Name, oneLine(string(ev.Args), 120))
+		w.progress("→ %s %s", ev.Name, textutil.Clip(termtext.String(string(ev.Args)), 120))
 	case event.ApprovalRequired:
 		if w.approvals == nil {
 			w.approvals = map[string]*event.Approval{}
@@ -288,7 +288,7 @@ func (w *textWriter) Event(ev event.Event) error {
 		w.approvals[ev.CallID] = ev.Approval
 	case event.ToolCallCompleted:
 		if w.opts.Verbose {
-			w.progress("  ✓ %s (%d ms) %s", ev.Name, ev.DurationMS, oneLine(ev.Output, 100))
+			w.progress("  ✓ %s (%d ms) %s", ev.Name, ev.DurationMS, textutil.Clip(termtext.String(ev.Output), 100))
 		}
 	case event.ToolCallFailed:
 		if d, ok := denial(ev); ok {
@@ -297,9 +297,9 @@ func (w *textWriter) Event(ev event.Event) error {
 			if what == "" {
 				what = ev.Name
 			}
-			w.progress("  ✗ denied: %s (%s; rerun with --approve all to allow)", oneLine(what, 100), ev.Approval.Decision)
+			w.progress("  ✗ denied: %s (%s; rerun with --approve all to allow)", textutil.Clip(termtext.String(what), 100), ev.Approval.Decision)
 		} else {
-			w.progress("  ✗ %s failed: %s", ev.Name, oneLine(ev.Output, 160))
+			w.progress("  ✗ %s failed: %s", ev.Name, textutil.Clip(termtext.String(ev.Output), 160))
 		}
 	case event.HandoffOccurred:
 		w.progress("⇄ handoff %s → %s", ev.From, ev.To)
@@ -312,7 +312,7 @@ func (w *textWriter) Event(ev event.Event) error {
 			w.progress("⋯ context compacted %d → %d tokens (%s)", ev.Compaction.TokensBefore, ev.Compaction.TokensAfter, strings.Join(ev.Compaction.Stages, ", "))
 		}
 	case event.UserMessageInjected:
-		w.progress("» %s", oneLine(ev.Text, 120))
+		w.progress("» %s", textutil.Clip(termtext.String(ev.Text), 120))
 	case event.TurnStarted:
 		if w.opts.Verbose {
 			w.progress("— turn %d (%s)", ev.Turn, ev.Agent)
@@ -343,7 +343,7 @@ func (w *textWriter) Finish(res *runtime.Result, err error) error {
 	if len(w.denied) > 0 && !w.opts.Progress && !w.opts.Verbose && !w.opts.Quiet {
 		var what []string
 		for _, d := range w.denied {
-			what = append(what, oneLine(d.Summary, 80))
+			what = append(what, textutil.Clip(termtext.String(d.Summary), 80))
 		}
 		fmt.Fprintf(w.err, "lovia: denied %d action(s) that needed approval (rerun with --approve all to allow): %s\n",
 			len(w.denied), termtext.String(strings.Join(what, "; ")))
@@ -353,15 +353,4 @@ func (w *textWriter) Finish(res *runtime.Result, err error) error {
 			s.Usage.InputTokens, s.Usage.OutputTokens, s.Usage.CachedInputTokens)
 	}
 	return nil
-}
-
-// oneLine flattens s to one line of at most n runes, sanitized (escape sequences do
-// not count against n).
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(termtext.String(s)), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }

@@ -34,10 +34,7 @@ func TestWait(t *testing.T) {
 		t.Fatal("wait fired on an empty mailbox")
 	default:
 	}
-	go func() {
-		time.Sleep(10 * time.Millisecond)
-		m.Push(Message{Text: "x"})
-	}()
+	go m.Push(Message{Text: "x"})
 	select {
 	case <-w:
 	case <-time.After(2 * time.Second):

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/lovia-dev/lovia/internal/agent"
 	"github.com/lovia-dev/lovia/internal/compaction"
@@ -37,9 +36,11 @@ func TestCancelMidToolThenResume(t *testing.T) {
 			var quickRuns, slowRuns atomic.Int32
 			var block atomic.Bool
 			block.Store(true)
-			cancelledAt := make(chan time.Time, 1)
+			cancelled := make(chan struct{}, 1)
+			quickDone, slowBlocked := make(chan struct{}, 1), make(chan struct{}, 1)
 			quick := fnTool("quick", func(context.Context, *tool.RunContext) (string, error) {
 				quickRuns.Add(1)
+				quickDone <- struct{}{}
 				return "quick done", nil
 			})
 			slow := fnTool("slow", func(ctx context.Context, _ *tool.RunContext) (string, error) {
@@ -47,8 +48,9 @@ func TestCancelMidToolThenResume(t *testing.T) {
 				if !block.Load() {
 					return "slow done", nil
 				}
+				slowBlocked <- struct{}{}
 				<-ctx.Done()
-				cancelledAt <- time.Now()
+				cancelled <- struct{}{}
 				return "", ctx.Err()
 			})
 			p := newFake(calls(mkcall("c1", "quick", `{}`), mkcall("c2", "slow", `{}`)), say("all done"))
@@ -58,7 +60,6 @@ func TestCancelMidToolThenResume(t *testing.T) {
 			a := newAgent("a", quick, slow)
 			h := Start(context.Background(), a, Text("go"), o)
 			var evs []event.Event
-			var cancelTime time.Time
 			completed := 0
 			for ev := range h.Events() {
 				evs = append(evs, ev)
@@ -67,12 +68,9 @@ func TestCancelMidToolThenResume(t *testing.T) {
 				}
 				if ev.Type == event.ToolCallStarted && ev.CallID == "c2" {
 					go func() {
-						// Cancel once c1's result is in and c2 is running.
-						for slowRuns.Load() == 0 || quickRuns.Load() == 0 {
-							time.Sleep(time.Millisecond)
-						}
-						time.Sleep(20 * time.Millisecond)
-						cancelTime = time.Now()
+						// Cancel once c1's result is in and c2 is blocked.
+						<-quickDone
+						<-slowBlocked
 						h.Cancel(c.cause)
 					}()
 				}
@@ -86,12 +84,9 @@ func TestCancelMidToolThenResume(t *testing.T) {
 				t.Fatalf("hint %q", errs.HintOf(err))
 			}
 			select {
-			case at := <-cancelledAt:
-				if d := at.Sub(cancelTime); d > 500*time.Millisecond {
-					t.Fatalf("tool ctx cancelled after %v", d)
-				}
-			case <-time.After(2 * time.Second):
-				t.Fatal("tool context never cancelled")
+			case <-cancelled:
+			default:
+				t.Fatal("the run ended without cancelling the running tool's context")
 			}
 			last := evs[len(evs)-1]
 			if last.Type != event.RunFailed || last.Status != "interrupted" || res.Status != store.StatusInterrupted || res.FinishReason != "cancelled" {
@@ -131,12 +126,11 @@ func TestCancelMidToolThenResume(t *testing.T) {
 }
 
 func TestCancelWhileStreaming(t *testing.T) {
-	p := newFake(reply{block: true})
+	blocked := make(chan struct{})
+	p := newFake(reply{block: true, blocked: blocked})
 	h := Start(context.Background(), newAgent("a"), Text("x"), opts1(p))
 	go func() {
-		for len(p.requests()) == 0 {
-			time.Sleep(time.Millisecond)
-		}
+		<-blocked
 		h.Cancel(nil)
 	}()
 	_, err, evs := collect(t, h)

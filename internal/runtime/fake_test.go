@@ -33,8 +33,10 @@ type reply struct {
 	panic string
 	// discardText is streamed then discarded before the real reply (a retried stream).
 	discardText string
-	// block waits for ctx to end before replying (cancellation tests).
-	block bool
+	// block waits for ctx to end before replying (cancellation tests); blocked, when
+	// set, is closed as it starts waiting.
+	block   bool
+	blocked chan struct{}
 }
 
 type fcall struct {
@@ -104,6 +106,9 @@ func (f *fakeProvider) Stream(ctx context.Context, req provider.Request) iter.Se
 			panic(r.panic)
 		}
 		if r.block {
+			if r.blocked != nil {
+				close(r.blocked)
+			}
 			<-ctx.Done()
 			yield(provider.Delta{}, ctx.Err())
 			return

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/lovia-dev/lovia/internal/agent"
 	"github.com/lovia-dev/lovia/internal/errs"
@@ -33,9 +32,11 @@ func TestScriptAndSQLiteCrashResume(t *testing.T) {
 	var block atomic.Bool
 	block.Store(true)
 	var runs atomic.Int32
+	blocked := make(chan struct{}, 1)
 	echo := tool.New("echo", "echoes text", func(ctx context.Context, _ *tool.RunContext, a echoArgs) (string, error) {
 		runs.Add(1)
 		if block.Load() {
+			blocked <- struct{}{}
 			<-ctx.Done()
 			return "", ctx.Err()
 		}
@@ -52,9 +53,7 @@ func TestScriptAndSQLiteCrashResume(t *testing.T) {
 	for ev := range h.Events() {
 		if ev.Type == event.ToolCallStarted {
 			go func() {
-				for runs.Load() == 0 {
-					time.Sleep(time.Millisecond)
-				}
+				<-blocked
 				h.Cancel(nil)
 			}()
 		}

@@ -231,12 +231,25 @@ func TestFirstHandoffOfTurnWins(t *testing.T) {
 func TestParallelPreflightBarrierAndPairing(t *testing.T) {
 	var mu sync.Mutex
 	var validated []string
-	type span struct{ start, end time.Time }
-	spans := map[string]*span{}
+	// done[name] closes when that tool returns; the tools order themselves on these
+	// channels, never on the clock.
+	done := map[string]chan struct{}{}
+	for _, n := range []string{"slow", "fast", "barrier", "after"} {
+		done[n] = make(chan struct{})
+	}
+	closed := func(n string) bool {
+		select {
+		case <-done[n]:
+			return true
+		default:
+			return false
+		}
+	}
 	var running atomic.Int32
-	overlapWithBarrier := false
+	var problems []string
+	problem := func(s string) { mu.Lock(); problems = append(problems, s); mu.Unlock() }
 
-	mk := func(name string, d time.Duration, parallel bool) tool.Tool {
+	mk := func(name string, parallel bool, body func(ctx context.Context)) tool.Tool {
 		return &tool.FuncTool{
 			S: tool.Spec{Name: name, Parallel: parallel, Schema: json.RawMessage(`{"type":"object"}`),
 				Validate: func(json.RawMessage) error {
@@ -246,26 +259,52 @@ func TestParallelPreflightBarrierAndPairing(t *testing.T) {
 					return nil
 				}},
 			Fn: func(ctx context.Context, _ *tool.RunContext, args json.RawMessage) (tool.Result, error) {
-				n := running.Add(1)
-				if !parallel && n != 1 {
-					overlapWithBarrier = true
+				if n := running.Add(1); !parallel && n != 1 {
+					problem("barrier ran while another call was running")
 				}
-				s := &span{start: time.Now()}
-				time.Sleep(d)
-				s.end = time.Now()
+				body(ctx)
 				running.Add(-1)
-				mu.Lock()
-				spans[name] = s
-				mu.Unlock()
+				close(done[name])
 				return tool.Result{Text: "out-" + name}, nil
 			},
 		}
 	}
+	// slow returns only after fast's completion was reported: the two must run at the
+	// same time (a loop that ran them one after the other would leave slow waiting
+	// until the deadline), and fast's result comes first.
+	fastReported := make(chan struct{})
+	slow := mk("slow", true, func(ctx context.Context) {
+		select {
+		case <-fastReported:
+		case <-ctx.Done():
+			problem("slow and fast did not run concurrently")
+		}
+	})
+	fast := mk("fast", true, func(context.Context) {})
+	barrier := mk("barrier", false, func(context.Context) {
+		if !closed("slow") || !closed("fast") {
+			problem("the barrier started before the calls ahead of it finished")
+		}
+	})
+	after := mk("after", true, func(context.Context) {
+		if !closed("barrier") {
+			problem("a call after the barrier started before it finished")
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a := newAgent("a", slow, fast, barrier, after)
 	p := newFake(calls(mkcall("c1", "slow", `{}`), mkcall("c2", "fast", `{}`), mkcall("c3", "barrier", `{}`), mkcall("c4", "after", `{}`)), say("done"))
-	a := newAgent("a", mk("slow", 80*time.Millisecond, true), mk("fast", 5*time.Millisecond, true),
-		mk("barrier", 20*time.Millisecond, false), mk("after", 5*time.Millisecond, true))
-	_, err, evs := collect(t, Start(context.Background(), a, Text("go"), opts1(p)))
-	if err != nil {
+	h := Start(ctx, a, Text("go"), opts1(p))
+	var evs []event.Event
+	for ev := range h.Events() {
+		evs = append(evs, ev)
+		if ev.Type == event.ToolCallCompleted && ev.CallID == "c2" {
+			close(fastReported)
+		}
+	}
+	checkStream(t, evs)
+	if _, err := h.Result(); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(validated, " ") != "slow fast barrier after" {
@@ -278,18 +317,8 @@ func TestParallelPreflightBarrierAndPairing(t *testing.T) {
 	if strings.Join(startedOrder, " ") != "c1 c2 c3 c4" {
 		t.Fatalf("tool_call_started order %v", startedOrder)
 	}
-	if overlapWithBarrier {
-		t.Fatal("barrier ran while another call was running")
-	}
-	b := spans["barrier"]
-	for _, n := range []string{"slow", "fast", "after"} {
-		s := spans[n]
-		if s.start.Before(b.end) && b.start.Before(s.end) {
-			t.Fatalf("%s overlaps the barrier", n)
-		}
-	}
-	if !spans["fast"].start.Before(spans["slow"].end) {
-		t.Fatal("slow and fast did not run concurrently")
+	if len(problems) > 0 {
+		t.Fatal(strings.Join(problems, "; "))
 	}
 	// Completion order: fast before slow; every result paired with its own call.
 	var completed []string
@@ -310,19 +339,18 @@ func TestParallelPreflightBarrierAndPairing(t *testing.T) {
 }
 
 func TestToolTimeoutBecomesErrorResult(t *testing.T) {
-	// The tool ignores its context: the loop must still move on at the timeout.
+	// The tool ignores its context and stays blocked until the test ends: the run
+	// finishing at all shows the loop moved on at the timeout.
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
 	slow := fnTool("slow", func(ctx context.Context, _ *tool.RunContext) (string, error) {
-		time.Sleep(3 * time.Second)
+		<-release
 		return "late", nil
 	}, tool.Timeout(50*time.Millisecond))
 	p := newFake(calls(mkcall("c1", "slow", `{}`)), say("ok"))
-	start := time.Now()
 	_, err, evs := collect(t, Start(context.Background(), newAgent("a", slow), Text("x"), opts1(p)))
 	if err != nil {
 		t.Fatal(err)
-	}
-	if time.Since(start) > 2*time.Second {
-		t.Fatal("timeout did not bound the call")
 	}
 	f := ofType(evs, event.ToolCallFailed)
 	if len(f) != 1 || !strings.Contains(f[0].Output, "timed out after 50ms") {

@@ -341,6 +341,7 @@ func (l *loop) record(ctx context.Context, o outcome) error {
 		// The one place every tool result passes (successes, errors, denials, hook
 		// blocks) before the model, the transcript, the database or an event sees it.
 		res.Text = l.opts.Scrub(res.Text)
+		res.Diff = l.opts.Scrub(res.Diff)
 	}
 	max := l.outputCap(c.te)
 	text, truncated := tool.Truncate(res.Text, max)
@@ -355,7 +356,7 @@ func (l *loop) record(ctx context.Context, o outcome) error {
 		typ = event.ToolCallFailed
 	}
 	l.emit(ctx, event.Event{Type: typ, Turn: l.turns, CallID: e.CallID, Name: e.Name, Output: text, IsError: res.IsError,
-		Truncated: truncated, DurationMS: o.duration.Milliseconds(), Approval: c.approval})
+		Truncated: truncated, DurationMS: o.duration.Milliseconds(), Approval: c.approval, Diff: res.Diff})
 	return l.checkpoint(ctx, store.StatusRunning)
 }
 

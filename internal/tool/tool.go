@@ -54,8 +54,11 @@ type ApprovalFunc func(ctx context.Context, rc *RunContext, args json.RawMessage
 
 // Result is what a tool returns to the model.
 type Result struct {
-	Text        string
-	IsError     bool
+	Text    string
+	IsError bool
+	// Diff is the change the tool made to a file, as a unified diff, for front ends
+	// to show (the model sees Text only).
+	Diff        string
 	Attachments []transcript.Attachment
 	// Handoff, set only by handoff tools the run loop builds, names the target agent.
 	Handoff string

@@ -103,6 +103,7 @@ type toolCall struct {
 	// Filled when it ends.
 	Done     bool
 	Output   string
+	Diff     string // the change the tool computed (tool.Result.Diff)
 	IsError  bool
 	Denied   string // "" or the decision ("denied", "denied_by_default")
 	Duration time.Duration
@@ -309,44 +310,22 @@ func prefixLines(st interface{ Render(...string) string }, s, prefix string) str
 	return strings.Join(lines, "\n")
 }
 
-// toolDiff returns a unified diff for an edit or write: from the tool's output when it
-// already is one, else computed from the call's arguments.
+// toolDiff returns the diff to show for a call: the one the tool computed, else the
+// one its approval showed, else its output when that is a diff (MCP and other tools
+// that print one).
 func toolDiff(c *toolCall) string {
-	if looksLikeDiff(c.Output) {
-		// "edited main.go (1 replacement)\n--- a/main.go ...": keep the diff itself.
-		if i := strings.Index(c.Output, "--- "); i > 0 && c.Output[i-1] == '\n' {
-			return c.Output[i:]
-		}
-		return c.Output
+	if c.Diff != "" {
+		return c.Diff
 	}
 	if c.Approval != nil && c.Approval.Diff != "" {
 		return c.Approval.Diff
 	}
-	var m map[string]any
-	if json.Unmarshal(c.Args, &m) != nil {
-		return ""
-	}
-	str := func(keys ...string) (string, bool) {
-		for _, k := range keys {
-			if v, ok := m[k].(string); ok {
-				return v, true
-			}
+	if looksLikeDiff(c.Output) {
+		// "edited main.go (1 replacement)\n--- a/main.go ...": keep the diff itself.
+		if i := strings.Index(c.Output, "\n--- "); i >= 0 {
+			return c.Output[i+1:]
 		}
-		return "", false
-	}
-	path, _ := str("path", "file")
-	switch c.Name {
-	case "edit_file":
-		o, ok1 := str("old_string", "old_text", "old", "search")
-		n, ok2 := str("new_string", "new_text", "new", "replace")
-		if ok1 && ok2 {
-			return unifiedDiff(path, o, n)
-		}
-	case "write_file":
-		// Only a new file's diff is known from the arguments alone.
-		if content, ok := str("content", "text"); ok && strings.HasPrefix(c.Output, "created") {
-			return unifiedDiff(path, "", content)
-		}
+		return c.Output
 	}
 	return ""
 }

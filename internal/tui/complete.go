@@ -1,8 +1,6 @@
 package tui
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"io/fs"
 	"path"
@@ -10,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/lovia-dev/lovia/internal/gitignore"
 	"github.com/lovia-dev/lovia/internal/safefile"
 )
 
@@ -130,21 +129,14 @@ func fuzzyScore(q, s string) (int, bool) {
 // maxIndexedFiles bounds the @ index so a huge tree cannot stall the UI.
 const maxIndexedFiles = 50000
 
-// ignoreRule is one .gitignore line.
-type ignoreRule struct {
-	base    string // directory of the .gitignore, relative to the root ("" for the root)
-	pattern string
-	negate  bool
-	dirOnly bool
-	rooted  bool // contains a slash: matched against the path relative to base
-}
-
 // indexFiles walks root and returns file paths relative to it, skipping .git and
 // whatever .gitignore files (the root's and nested ones) exclude.
 func indexFiles(ctx context.Context, root string) []string {
 	var files []string
-	var rules []ignoreRule
-	rules = append(rules, readIgnore(filepath.Join(root, ".gitignore"), "")...)
+	// chains[dir] is the rules in force in dir (root-relative, "" for the root): the
+	// same matcher and files as the file tools (.git/info/exclude, then .gitignore
+	// files from the root down).
+	chains := map[string]gitignore.Chain{"": readIgnore(readIgnore(nil, root, filepath.Join(".git", "info", "exclude"), ""), root, ".gitignore", "")}
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if d != nil && d.IsDir() {
@@ -160,14 +152,19 @@ func indexFiles(ctx context.Context, root string) []string {
 			return nil
 		}
 		rel = filepath.ToSlash(rel)
+		parent := path.Dir(rel)
+		if parent == "." {
+			parent = ""
+		}
+		chain := chains[parent]
 		if d.IsDir() {
-			if d.Name() == ".git" || ignored(rules, rel, true) {
+			if d.Name() == ".git" || chain.Ignored(rel, true) {
 				return fs.SkipDir
 			}
-			rules = append(rules, readIgnore(filepath.Join(p, ".gitignore"), rel)...)
+			chains[rel] = readIgnore(chain, root, filepath.Join(filepath.FromSlash(rel), ".gitignore"), rel)
 			return nil
 		}
-		if !ignored(rules, rel, false) {
+		if !chain.Ignored(rel, false) {
 			files = append(files, rel)
 		}
 		return nil
@@ -175,82 +172,13 @@ func indexFiles(ctx context.Context, root string) []string {
 	return files
 }
 
-func readIgnore(file, base string) []ignoreRule {
-	// A regular file of at most 1 MiB: a FIFO would block the scan forever.
-	data, err := safefile.ReadBeneath(filepath.Dir(file), file, 1<<20)
+// readIgnore extends c by the ignore file at rel under root (rules for directory
+// base). A regular file of at most 1 MiB beneath root: a FIFO would block the scan
+// forever, a link must not read outside the root.
+func readIgnore(c gitignore.Chain, root, rel, base string) gitignore.Chain {
+	data, err := safefile.ReadBeneath(root, filepath.Join(root, rel), 1<<20)
 	if err != nil {
-		return nil
+		return c
 	}
-	var rules []ignoreRule
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := strings.TrimRight(sc.Text(), " \r")
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		r := ignoreRule{base: base}
-		if strings.HasPrefix(line, "!") {
-			r.negate, line = true, line[1:]
-		}
-		if strings.HasSuffix(line, "/") {
-			r.dirOnly, line = true, strings.TrimSuffix(line, "/")
-		}
-		if strings.Contains(line, "/") {
-			r.rooted, line = true, strings.TrimPrefix(line, "/")
-		}
-		r.pattern = line
-		rules = append(rules, r)
-	}
-	return rules
-}
-
-// ignored applies the rules in order (the last match wins, as in git).
-func ignored(rules []ignoreRule, rel string, isDir bool) bool {
-	ign := false
-	for _, r := range rules {
-		if r.dirOnly && !isDir {
-			continue
-		}
-		p := rel
-		if r.base != "" {
-			if !strings.HasPrefix(rel, r.base+"/") {
-				continue
-			}
-			p = rel[len(r.base)+1:]
-		}
-		if matchIgnore(r, p) {
-			ign = !r.negate
-		}
-	}
-	return ign
-}
-
-func matchIgnore(r ignoreRule, p string) bool {
-	if r.rooted {
-		if strings.Contains(r.pattern, "**") {
-			return matchDoubleStar(r.pattern, p)
-		}
-		ok, _ := path.Match(r.pattern, p)
-		return ok
-	}
-	ok, _ := path.Match(r.pattern, path.Base(p))
-	return ok
-}
-
-// matchDoubleStar handles the common "**/x" and "x/**" forms.
-func matchDoubleStar(pat, p string) bool {
-	if rest, ok := strings.CutPrefix(pat, "**/"); ok {
-		parts := strings.Split(p, "/")
-		for i := range parts {
-			if m, _ := path.Match(rest, strings.Join(parts[i:], "/")); m {
-				return true
-			}
-		}
-		return false
-	}
-	if head, ok := strings.CutSuffix(pat, "/**"); ok {
-		return strings.HasPrefix(p, head+"/")
-	}
-	m, _ := path.Match(strings.ReplaceAll(pat, "**", "*"), p)
-	return m
+	return c.With(gitignore.Parse(data, base))
 }

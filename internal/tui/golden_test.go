@@ -60,7 +60,7 @@ func TestGoldenFrames(t *testing.T) {
 			a := ev(event.ApprovalRequired)
 			a.CallID, a.Name, a.Args = "c1", "write_file", json.RawMessage(`{"path":"/etc/motd"}`)
 			a.Approval = &event.Approval{Kind: "path", Summary: "write outside the repository", Path: "/etc/motd",
-				Diff: unifiedDiff("/etc/motd", "hello\n", "hello\nworld\n")}
+				Diff: "--- /etc/motd\n+++ /etc/motd\n@@ -1,1 +1,2 @@\n hello\n+world"}
 			h.events(a)
 		}},
 		{"completion", func(h *harness) { h.typeText("/") }},

@@ -865,7 +865,7 @@ func (m *Model) handleEvent(ev event.Event) {
 			c.Args = ev.Args
 		}
 		c.Done = true
-		c.Output = ev.Output
+		c.Output, c.Diff = ev.Output, ev.Diff
 		c.IsError = ev.IsError || ev.Type == event.ToolCallFailed
 		c.Trunc = ev.Truncated
 		c.Duration = time.Duration(ev.DurationMS) * time.Millisecond

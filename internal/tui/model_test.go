@@ -90,8 +90,9 @@ func TestToolCallsLinePreviewAndDiff(t *testing.T) {
 	if strings.Contains(h.view(), "go test") {
 		t.Fatal("finished tool still live")
 	}
-	h.events(toolStarted("c2", "edit_file", `{"path":"main.go","old_string":"a := 1\nb := 2","new_string":"a := 1\nb := 3"}`),
-		toolDone("c2", "edit_file", "edited main.go", 3, false))
+	edited := toolDone("c2", "edit_file", "edited main.go (1 replacement)", 3, false)
+	edited.Diff = "--- a/main.go\n+++ b/main.go\n@@ -1,2 +1,2 @@\n a := 1\n-b := 2\n+b := 3"
+	h.events(toolStarted("c2", "edit_file", `{"path":"main.go","old_string":"a := 1\nb := 2","new_string":"a := 1\nb := 3"}`), edited)
 	sb = h.scrollback()
 	for _, want := range []string{"✓ edit_file main.go", "--- a/main.go", "+++ b/main.go", "-b := 2", "+b := 3", " a := 1"} {
 		if !strings.Contains(sb, want) {

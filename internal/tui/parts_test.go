@@ -120,17 +120,6 @@ func FuzzSanitize(f *testing.F) {
 	})
 }
 
-func TestUnifiedDiff(t *testing.T) {
-	d := unifiedDiff("a.go", "1\n2\n3\n4\n5\n6\n7\n8\n9\n", "1\n2\n3\n4\nfive\n6\n7\n8\n9\nten\n")
-	want := "--- a/a.go\n+++ b/a.go\n@@ -2,8 +2,9 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n 9\n+ten"
-	if d != want {
-		t.Fatalf("diff:\n%s\nwant:\n%s", d, want)
-	}
-	if d := unifiedDiff("new.txt", "", "a\nb\n"); !strings.Contains(d, "@@ -0,0 +1,2 @@\n+a\n+b") {
-		t.Fatalf("new-file diff:\n%s", d)
-	}
-}
-
 func TestFuzzyScoreRanksBaseNameMatches(t *testing.T) {
 	c := completeFile("@model", []string{"internal/models/x.go", "internal/tui/model.go", "docs/modules.md", "cmd/root.go"}, 8)
 	if c == nil || c.items[0] != "@internal/tui/model.go" {
@@ -250,9 +239,10 @@ func TestToolDiffSources(t *testing.T) {
 		want string // prefix of the diff, "" for none
 	}{
 		{"edit output carries the diff", toolCall{Name: "edit_file", Output: "edited a.go (1 replacement)\n--- a/a.go\n+++ b/a.go\n@@ -1 +1 @@\n-x\n+y"}, "--- a/a.go\n+++ b/a.go\n@@"},
-		{"edit args when the output has none", toolCall{Name: "edit_file", Args: []byte(`{"path":"a.go","old_string":"x","new_string":"y"}`), Output: "ok"}, "--- a/a.go"},
-		{"new file from args", toolCall{Name: "write_file", Args: []byte(`{"path":"n.txt","content":"hi\n"}`), Output: "created n.txt (3 bytes, 1 lines)"}, "--- a/n.txt\n+++ b/n.txt\n@@ -0,0 +1,1 @@\n+hi"},
-		{"overwrite without the old text: no made-up diff", toolCall{Name: "write_file", Args: []byte(`{"path":"n.txt","content":"hi\n"}`), Output: "overwrote n.txt (3 bytes, 1 lines)"}, ""},
+		{"the diff the tool computed", toolCall{Name: "write_file", Args: []byte(`{"path":"n.txt","content":"hi\n"}`), Output: "overwrote n.txt (3 bytes, 1 lines)",
+			Diff: "--- a/n.txt\n+++ b/n.txt\n@@ -1,1 +1,1 @@\n-ho\n+hi"}, "--- a/n.txt\n+++ b/n.txt\n@@ -1,1 +1,1 @@\n-ho"},
+		{"arguments are never guessed at", toolCall{Name: "edit_file", Args: []byte(`{"path":"a.go","old_string":"x","new_string":"y"}`), Output: "ok"}, ""},
+		{"no diff computed: none made up", toolCall{Name: "write_file", Args: []byte(`{"path":"n.txt","content":"hi\n"}`), Output: "overwrote n.txt (3 bytes, 1 lines)"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := toolDiff(&tc.call)

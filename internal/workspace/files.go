@@ -328,31 +328,34 @@ func (w *Workspace) listFiles(opts ListOptions, g gate) (string, error) {
 // WriteFile creates or overwrites path with content. createOnly refuses an existing
 // file; overwriting a file changed since the agent read it is refused.
 func (w *Workspace) WriteFile(path, content string, createOnly, approved bool) (string, error) {
-	return w.writeFile(path, content, createOnly, fixedGate(approved))
+	text, _, err := w.writeFile(path, content, createOnly, fixedGate(approved))
+	return text, err
 }
 
-func (w *Workspace) writeFile(path, content string, createOnly bool, g gate) (string, error) {
+// writeFile also returns the change as a unified diff for front ends ("" when the
+// old content may not be read).
+func (w *Workspace) writeFile(path, content string, createOnly bool, g gate) (string, string, error) {
 	if len(content) > MaxWriteBytes {
-		return "", userErr("the content for %s is %s, over write_file's limit of %s; write large files with a shell command (e.g. a generator script)", path, humanBytes(int64(len(content))), humanBytes(MaxWriteBytes))
+		return "", "", userErr("the content for %s is %s, over write_file's limit of %s; write large files with a shell command (e.g. a generator script)", path, humanBytes(int64(len(content))), humanBytes(MaxWriteBytes))
 	}
 	abs, _, err := w.checkPath(path, OpWrite, g)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	t, err := w.openTarget(abs, true)
 	if err != nil {
-		return "", fileErr("write", path, err)
+		return "", "", fileErr("write", path, err)
 	}
 	defer t.Close()
 	old, fi, exists, err := t.readExisting(MaxWriteBytes)
 	if err != nil {
-		return "", limitErr("write_file overwrites", path, err)
+		return "", "", limitErr("write_file overwrites", path, err)
 	}
 	if exists && createOnly {
-		return "", userErr("%s already exists (create_only is set); use edit_file to change it", path)
+		return "", "", userErr("%s already exists (create_only is set); use edit_file to change it", path)
 	}
 	if exists && w.stale(abs, fi, old) {
-		return "", userErr("%s was modified since you last read it; read it again before overwriting", path)
+		return "", "", userErr("%s was modified since you last read it; read it again before overwriting", path)
 	}
 	mode := os.FileMode(0o644)
 	if exists {
@@ -360,14 +363,18 @@ func (w *Workspace) writeFile(path, content string, createOnly bool, g gate) (st
 	}
 	nfi, err := t.replace([]byte(content), mode, exists)
 	if err != nil {
-		return "", fileErr("write", path, err)
+		return "", "", fileErr("write", path, err)
 	}
 	w.remember(abs, stampOf(nfi, []byte(content)))
 	verb := "created"
 	if exists {
 		verb = "overwrote"
 	}
-	return fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, w.rel(abs), len(content), len(splitLines(content))), nil
+	diff := ""
+	if d, _ := w.policy.DecidePath(abs, OpRead); d != Deny {
+		diff = UnifiedDiff(w.rel(abs), string(old), content)
+	}
+	return fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, w.rel(abs), len(content), len(splitLines(content))), diff, nil
 }
 
 // fileErr turns an open or write failure into a message for the model.
@@ -434,49 +441,52 @@ func toCRLF(s string) string {
 // EditFile replaces old with new in path (exactly one match unless replaceAll) and
 // returns a unified diff. It refuses a file changed since the agent last read it.
 func (w *Workspace) EditFile(path, oldS, newS string, replaceAll, approved bool) (string, error) {
-	return w.editFile(path, oldS, newS, replaceAll, fixedGate(approved))
+	text, _, err := w.editFile(path, oldS, newS, replaceAll, fixedGate(approved))
+	return text, err
 }
 
-func (w *Workspace) editFile(path, oldS, newS string, replaceAll bool, g gate) (string, error) {
+// editFile also returns the change as a unified diff (the same one its text shows
+// the model) for front ends.
+func (w *Workspace) editFile(path, oldS, newS string, replaceAll bool, g gate) (string, string, error) {
 	if len(newS) > MaxWriteBytes {
-		return "", userErr("new_string is %s, over edit_file's limit of %s; make large changes with a shell command", humanBytes(int64(len(newS))), humanBytes(MaxWriteBytes))
+		return "", "", userErr("new_string is %s, over edit_file's limit of %s; make large changes with a shell command", humanBytes(int64(len(newS))), humanBytes(MaxWriteBytes))
 	}
 	abs, _, err := w.checkPath(path, OpWrite, g)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	t, err := w.openTarget(abs, false)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", userErr("%s does not exist; use write_file to create it", path)
+		return "", "", userErr("%s does not exist; use write_file to create it", path)
 	}
 	if err != nil {
-		return "", fileErr("edit", path, err)
+		return "", "", fileErr("edit", path, err)
 	}
 	defer t.Close()
 	data, fi, exists, err := t.readExisting(MaxWriteBytes)
 	if err != nil {
-		return "", limitErr("edit_file edits", path, err)
+		return "", "", limitErr("edit_file edits", path, err)
 	}
 	if !exists {
-		return "", userErr("%s does not exist; use write_file to create it", path)
+		return "", "", userErr("%s does not exist; use write_file to create it", path)
 	}
 	if isBinary(data) || !utf8.Valid(data) {
-		return "", userErr("%s is not a UTF-8 text file; edit_file changes text only", path)
+		return "", "", userErr("%s is not a UTF-8 text file; edit_file changes text only", path)
 	}
 	if w.stale(abs, fi, data) {
-		return "", userErr("%s was modified since you last read it; read it again, then redo the edit", path)
+		return "", "", userErr("%s was modified since you last read it; read it again, then redo the edit", path)
 	}
 	updated, n, err := planEdit(string(data), oldS, newS, replaceAll, path)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	nfi, err := t.replace([]byte(updated), fi.Mode().Perm(), true)
 	if err != nil {
-		return "", fileErr("write", path, err)
+		return "", "", fileErr("write", path, err)
 	}
 	w.remember(abs, stampOf(nfi, []byte(updated)))
 	diff := UnifiedDiff(w.rel(abs), string(data), updated)
-	return fmt.Sprintf("edited %s (%d replacement%s)\n%s", w.rel(abs), n, plural(n), diff), nil
+	return fmt.Sprintf("edited %s (%d replacement%s)\n%s", w.rel(abs), n, plural(n), diff), diff, nil
 }
 
 // PreviewWrite / PreviewEdit give the diff an approval shows.

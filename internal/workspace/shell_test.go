@@ -157,10 +157,9 @@ func TestBackgroundProcesses(t *testing.T) {
 		t.Fatalf("second read %q", out)
 	}
 	id2 := w.StartBackground(ShellRequest{Command: "echo started; sleep 30"})
-	time.Sleep(100 * time.Millisecond)
-	start := time.Now()
+	// "killed", not an exit status, says it did not run to its end.
 	msg, err := w.KillProcess(id2)
-	if err != nil || !strings.Contains(msg, "killed") || time.Since(start) > 5*time.Second {
+	if err != nil || !strings.Contains(msg, "killed") {
 		t.Fatalf("kill: %q %v", msg, err)
 	}
 	if _, err := w.ReadProcessOutput(context.Background(), id2, 0); err == nil {

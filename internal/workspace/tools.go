@@ -88,6 +88,16 @@ func result(s string, err error) (tool.Result, error) {
 	return tool.Result{Text: err.Error(), IsError: true}, nil
 }
 
+// withDiff is result for a tool that changed a file: the diff it computed rides
+// along for front ends (tool.Result.Diff), so none has to rebuild it.
+func withDiff(s, diff string, err error) (tool.Result, error) {
+	r, rerr := result(s, err)
+	if err == nil {
+		r.Diff = diff
+	}
+	return r, rerr
+}
+
 // pathApproval is the approval predicate of a file tool.
 func (w *Workspace) pathApproval(path string, op Op, diff func() string) (*event.Approval, error) {
 	if path == "" && op == OpRead {
@@ -186,7 +196,7 @@ func (w *Workspace) Tools() []tool.Tool {
 	tools = append(tools,
 		tool.NewResult("write_file", "Create a file or replace its whole content. Prefer edit_file for changes to existing files. create_only refuses to overwrite.",
 			func(ctx context.Context, rc *tool.RunContext, a WriteFileArgs) (tool.Result, error) {
-				return result(w.writeFile(a.Path, a.Content, a.CreateOnly, w.toolGate(ctx, rc, OpWrite, a.Path)))
+				return withDiff(w.writeFile(a.Path, a.Content, a.CreateOnly, w.toolGate(ctx, rc, OpWrite, a.Path)))
 			},
 			tool.Parallel(false),
 			tool.ApprovalWhen(func(ctx context.Context, rc *tool.RunContext, raw json.RawMessage) (*event.Approval, error) {
@@ -198,7 +208,7 @@ func (w *Workspace) Tools() []tool.Tool {
 			}), grant),
 		tool.NewResult("edit_file", "Replace an exact string in a file (it must occur exactly once unless replace_all). Read the file first; an edit of a file changed since you read it is refused. Returns a unified diff.",
 			func(ctx context.Context, rc *tool.RunContext, a EditFileArgs) (tool.Result, error) {
-				return result(w.editFile(a.Path, a.OldString, a.NewString, a.ReplaceAll, w.toolGate(ctx, rc, OpWrite, a.Path)))
+				return withDiff(w.editFile(a.Path, a.OldString, a.NewString, a.ReplaceAll, w.toolGate(ctx, rc, OpWrite, a.Path)))
 			},
 			tool.Parallel(false),
 			tool.ApprovalWhen(func(ctx context.Context, rc *tool.RunContext, raw json.RawMessage) (*event.Approval, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"strconv"
 	"strings"
 	"sync"
@@ -157,10 +158,10 @@ func (g *gated) writes(ctx context.Context, name string, args json.RawMessage) (
 		if a.Scope == GlobalScope {
 			scope = GlobalScope
 		}
-		w := Write{Scope: scope, What: fmt.Sprintf("remember (%s memory): %s", scope, clip(oneLine(a.Content), 200))}
+		w := Write{Scope: scope, What: fmt.Sprintf("remember (%s memory): %s", scope, clip(textutil.OneLine(a.Content), 200))}
 		if a.Pin {
 			w.Path = p.notesPath(scope)
-			w.What = fmt.Sprintf("remember and pin to %s: %s", w.Path, clip(oneLine(a.Content), 200))
+			w.What = fmt.Sprintf("remember and pin to %s: %s", w.Path, clip(textutil.OneLine(a.Content), 200))
 		} else if p.cfg.Archive == nil {
 			return nil, nil // nothing would be written
 		}
@@ -183,7 +184,7 @@ func (g *gated) writes(ctx context.Context, name string, args json.RawMessage) (
 					if it.Scope == GlobalScope {
 						scope = GlobalScope
 					}
-					w := Write{Scope: scope, What: fmt.Sprintf("forget m%d (%s memory): %s", n, scope, clip(oneLine(it.Content), 200))}
+					w := Write{Scope: scope, What: fmt.Sprintf("forget m%d (%s memory): %s", n, scope, clip(textutil.OneLine(it.Content), 200))}
 					if it.Pinned {
 						w.Path = p.notesPath(scope)
 					}
@@ -191,7 +192,7 @@ func (g *gated) writes(ctx context.Context, name string, args json.RawMessage) (
 				}
 			}
 		}
-		if note := oneLine(strings.TrimPrefix(strings.TrimSpace(a.Note), "- ")); note != "" {
+		if note := textutil.OneLine(strings.TrimPrefix(strings.TrimSpace(a.Note), "- ")); note != "" {
 			for _, scope := range []string{ProjectScope, GlobalScope} {
 				path := p.notesPath(scope)
 				has, err := notesHave(path, note)
@@ -215,7 +216,7 @@ func notesHave(path, note string) (bool, error) {
 		return false, err
 	}
 	for _, l := range strings.Split(cur, "\n") {
-		if oneLine(strings.TrimPrefix(strings.TrimSpace(l), "- ")) == note {
+		if textutil.OneLine(strings.TrimPrefix(strings.TrimSpace(l), "- ")) == note {
 			return true, nil
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -227,8 +228,6 @@ func (p *Plugin) rememberTool() tool.Tool {
 		})
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 // pin appends "- content" to the notes file at path, within the budget.
 func (p *Plugin) pin(ctx context.Context, rc *tool.RunContext, path, content string) error {
 	if path == "" {
@@ -245,7 +244,7 @@ func (p *Plugin) pin(ctx context.Context, rc *tool.RunContext, path, content str
 	if err != nil {
 		return err
 	}
-	line := "- " + oneLine(content)
+	line := "- " + textutil.OneLine(content)
 	if strings.Contains("\n"+cur+"\n", "\n"+line+"\n") {
 		return nil // already pinned
 	}
@@ -382,7 +381,7 @@ func (p *Plugin) forgetTool() tool.Tool {
 					if it.Scope == GlobalScope {
 						scope = GlobalScope
 					}
-					line := "- " + oneLine(it.Content)
+					line := "- " + textutil.OneLine(it.Content)
 					if _, err := p.unpin(ctx, rc, p.notesPath(scope), func(l string) bool { return strings.TrimSpace(l) == line }); err != nil {
 						return tool.Result{Text: err.Error(), IsError: true}, nil
 					}
@@ -392,11 +391,11 @@ func (p *Plugin) forgetTool() tool.Tool {
 				}
 				done = append(done, fmt.Sprintf("deleted m%d", n))
 			}
-			if note := oneLine(strings.TrimPrefix(strings.TrimSpace(a.Note), "- ")); note != "" {
+			if note := textutil.OneLine(strings.TrimPrefix(strings.TrimSpace(a.Note), "- ")); note != "" {
 				total := 0
 				for _, path := range []string{p.cfg.ProjectNotes, p.cfg.GlobalNotes} {
 					n, err := p.unpin(ctx, rc, path, func(l string) bool {
-						return oneLine(strings.TrimPrefix(strings.TrimSpace(l), "- ")) == note
+						return textutil.OneLine(strings.TrimPrefix(strings.TrimSpace(l), "- ")) == note
 					})
 					if err != nil {
 						return tool.Result{Text: err.Error(), IsError: true}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -170,12 +171,10 @@ func instructions(list []Skill) string {
 		if s.DisableModelInvocation {
 			continue // the user's to invoke (/name), not the model's
 		}
-		fmt.Fprintf(&b, "\n- %s: %s", s.Name, oneLine(s.Description))
+		fmt.Fprintf(&b, "\n- %s: %s", s.Name, textutil.OneLine(s.Description))
 	}
 	return b.String()
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // watch starts an fsnotify watcher over every existing root and skill folder. Any
 // event marks the catalog dirty; the rescan happens lazily at the next use.
@@ -301,9 +300,9 @@ func (c *catalog) changes(ctx context.Context, _ *tool.RunContext) ([]transcript
 		old, ok := c.initial[name]
 		switch {
 		case !ok:
-			added = append(added, fmt.Sprintf("- %s: %s", name, oneLine(s.Description)))
+			added = append(added, fmt.Sprintf("- %s: %s", name, textutil.OneLine(s.Description)))
 		case old.Description != s.Description || old.Body != s.Body:
-			changed = append(changed, fmt.Sprintf("- %s: %s", name, oneLine(s.Description)))
+			changed = append(changed, fmt.Sprintf("- %s: %s", name, textutil.OneLine(s.Description)))
 		}
 	}
 	for name := range c.initial {

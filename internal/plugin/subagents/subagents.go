@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"log/slog"
 	"sort"
 	"strings"
@@ -388,7 +389,7 @@ func report(c *child) string {
 	if c.turns > 0 {
 		fmt.Fprintf(&b, " after %d turns", c.turns)
 	}
-	fmt.Fprintf(&b, "] task: %s\n", oneLine(c.task, 200))
+	fmt.Fprintf(&b, "] task: %s\n", textutil.Clip(c.task, 200))
 	if c.errMsg != "" {
 		b.WriteString("error: " + c.errMsg + "\n")
 	}
@@ -399,14 +400,6 @@ func report(c *child) string {
 	out, _ = tool.Truncate(out, maxReportChars)
 	b.WriteString(out)
 	return b.String()
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }
 
 type waitArgs struct {
@@ -459,7 +452,7 @@ func (m *manager) waitTool() tool.Tool {
 				select {
 				case <-c.done:
 				default:
-					parts = append(parts, fmt.Sprintf("[subagent %s still running] task: %s", c.id, oneLine(c.task, 200)))
+					parts = append(parts, fmt.Sprintf("[subagent %s still running] task: %s", c.id, textutil.Clip(c.task, 200)))
 					continue
 				}
 				m.mu.Lock()

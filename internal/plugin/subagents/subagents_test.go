@@ -20,11 +20,12 @@ import (
 
 // children builds child agents whose scripted replies depend on the task: "fast ..."
 // answers at once, "slow ..." takes a minute (cancellable), "ask ..." calls a tool that
-// needs approval.
+// needs approval, "gated ..." reports once gate is closed.
 type children struct {
 	mu    sync.Mutex
 	specs []subagents.ChildSpec
 	store *store.Memory
+	gate  chan struct{}
 }
 
 func (c *children) build(_ context.Context, spec subagents.ChildSpec) (*agent.Agent, runtime.Options, error) {
@@ -37,6 +38,8 @@ func (c *children) build(_ context.Context, spec subagents.ChildSpec) (*agent.Ag
 		turns = []script.Turn{{Text: "slow report", Delay: time.Minute}}
 	case strings.HasPrefix(spec.Task, "soon"):
 		turns = []script.Turn{{Text: "report for " + spec.Task, Delay: 500 * time.Millisecond}}
+	case strings.HasPrefix(spec.Task, "gated"):
+		turns = []script.Turn{plugintest.Calls(plugintest.Call("gate", map[string]any{})), plugintest.Say("report for " + spec.Task)}
 	case strings.HasPrefix(spec.Task, "ask"):
 		turns = []script.Turn{plugintest.Calls(plugintest.Call("danger", map[string]any{})), plugintest.Say("asked")}
 	default:
@@ -46,7 +49,15 @@ func (c *children) build(_ context.Context, spec subagents.ChildSpec) (*agent.Ag
 	danger := tool.New("danger", "needs approval", func(context.Context, *tool.RunContext, struct{}) (string, error) {
 		return "did the dangerous thing", nil
 	}, tool.NeedsApproval(true))
-	a := &agent.Agent{Name: "child", Instructions: "You are a subagent.", Model: "script:child", Tools: []tool.Tool{danger}}
+	gate := tool.New("gate", "waits for the test", func(ctx context.Context, _ *tool.RunContext, _ struct{}) (string, error) {
+		select {
+		case <-c.gate:
+			return "open", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+	a := &agent.Agent{Name: "child", Instructions: "You are a subagent.", Model: "script:child", Tools: []tool.Tool{danger, gate}}
 	return a, runtime.Options{Resolve: plugintest.Resolver(p), Checkpointer: c.store.Checkpoints}, nil
 }
 
@@ -126,14 +137,21 @@ func TestSpawnWaitCancel(t *testing.T) {
 }
 
 func TestReportThroughMailbox(t *testing.T) {
-	kids := &children{store: store.NewMemory()}
+	kids := &children{store: store.NewMemory(), gate: make(chan struct{})}
 	p, _ := subagents.New(subagents.Config{Build: kids.build}, nil)
-	pause := tool.New("pause", "wait a bit", func(ctx context.Context, _ *tool.RunContext, _ struct{}) (string, error) {
-		time.Sleep(time.Second)
-		return "paused", nil
+	// pause lets the child finish, then returns once its report is in the parent's
+	// mailbox: the report arrives while the parent is busy with another tool.
+	pause := tool.New("pause", "wait for the report", func(ctx context.Context, rc *tool.RunContext, _ struct{}) (string, error) {
+		close(kids.gate)
+		select {
+		case <-rc.Mailbox.Wait():
+			return "paused", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
 	})
 	r := plugintest.Start(t, "go", []script.Turn{
-		plugintest.Calls(plugintest.Call("spawn_subagent", map[string]any{"task": "fast: check the docs"})),
+		plugintest.Calls(plugintest.Call("spawn_subagent", map[string]any{"task": "gated: check the docs"})),
 		plugintest.Calls(plugintest.Call("pause", map[string]any{})),
 		plugintest.Say("done"),
 	}, plugintest.Options{
@@ -145,7 +163,7 @@ func TestReportThroughMailbox(t *testing.T) {
 	}
 	var found bool
 	for _, e := range r.Request(t, 2).Entries {
-		if e.Type == transcript.TypeInput && strings.Contains(e.Text, "[subagent run_p2.sub1 completed") && strings.Contains(e.Text, "report for fast: check the docs") {
+		if e.Type == transcript.TypeInput && strings.Contains(e.Text, "[subagent run_p2.sub1 completed") && strings.Contains(e.Text, "report for gated: check the docs") {
 			found = true
 		}
 	}

@@ -750,7 +750,7 @@ func (p *Provider) decode(ctx context.Context, dec *provider.SSEReader, yield fu
 			if strings.TrimSpace(args) == "" {
 				args = b.input
 			}
-			e = transcript.ToolCall(b.id, b.name, validArgs(args))
+			e = transcript.ToolCall(b.id, b.name, provider.ToolArgs(args))
 			calls++
 		default:
 			continue // server tools lovia does not request
@@ -850,20 +850,6 @@ func (p *Provider) badChunk(data []byte) error {
 		s = s[:120] + "…"
 	}
 	return &provider.HTTPError{Provider: Prefix, Protocol: true, Message: "malformed stream data: " + p.redact(s)}
-}
-
-// validArgs returns args as storable JSON ("{}" when empty; a JSON string when
-// the model produced invalid JSON, so argument validation reports it).
-func validArgs(s string) json.RawMessage {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return json.RawMessage(`{}`)
-	}
-	if json.Valid([]byte(s)) {
-		return json.RawMessage(s)
-	}
-	b, _ := json.Marshal(s)
-	return b
 }
 
 // decodeBody runs the stream decoder over a raw body (tests, fuzzing, benchmarks).

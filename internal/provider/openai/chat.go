@@ -494,7 +494,7 @@ func (c *Chat) decode(ctx context.Context, dec *provider.SSEReader, yield func(p
 		if cl.name == "" {
 			continue // a call that never got a name cannot be run or answered
 		}
-		e := transcript.ToolCall(cl.id, cl.name, validArgs(cl.args.String()))
+		e := transcript.ToolCall(cl.id, cl.name, provider.ToolArgs(cl.args.String()))
 		if !yield(provider.Delta{Kind: provider.DeltaEntry, Entry: &e}, nil) {
 			return
 		}

@@ -566,7 +566,7 @@ func TestChatCancelWhileStreaming(t *testing.T) {
 
 func TestArgsRoundTrip(t *testing.T) {
 	for _, raw := range []string{`{"a":1}`, `{"a":`, ``, `not json`} {
-		stored := validArgs(raw)
+		stored := provider.ToolArgs(raw)
 		if !json.Valid(stored) {
 			t.Fatalf("stored %q is not JSON", stored)
 		}

@@ -289,21 +289,6 @@ func toolSchema(raw json.RawMessage) map[string]any {
 	return map[string]any{"type": "object", "properties": map[string]any{}}
 }
 
-// validArgs returns args as a JSON value the transcript can store: "{}" when
-// empty, the text itself when it is valid JSON, else a JSON string holding it
-// (argument validation then reports the problem to the model).
-func validArgs(s string) json.RawMessage {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return json.RawMessage(`{}`)
-	}
-	if json.Valid([]byte(s)) {
-		return json.RawMessage(s)
-	}
-	b, _ := json.Marshal(s)
-	return b
-}
-
 // newCallID makes an id for servers that send tool calls without one; ids pair
 // calls to results across the whole transcript, so they must not repeat.
 func newCallID() string {

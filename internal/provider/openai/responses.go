@@ -397,7 +397,7 @@ func (r *Responses) decode(ctx context.Context, dec *provider.SSEReader, yield f
 				continue
 			}
 			calls++
-			e = transcript.ToolCall(it.callID, it.name, validArgs(it.content()))
+			e = transcript.ToolCall(it.callID, it.name, provider.ToolArgs(it.content()))
 		default:
 			continue // hosted tools (web search, ...) lovia does not request
 		}

@@ -146,8 +146,9 @@ func BenchmarkDBSizePer1000Entries(b *testing.B) {
 	}
 }
 
-// BenchmarkDecodeEntries compares the fast entry decoder with encoding/json on 3,000
-// realistic entries.
+// BenchmarkDecodeEntries: decoding 3,000 realistic entries (a hand-written decoder
+// was twice as fast here but saved only ~25 ms CPU on BenchmarkLoadRun10k, whose
+// target of 100 ms encoding/json meets; it was removed).
 func BenchmarkDecodeEntries(b *testing.B) {
 	var all []transcript.Entry
 	for t := 0; t < 1000; t++ {
@@ -162,15 +163,6 @@ func BenchmarkDecodeEntries(b *testing.B) {
 			var out []transcript.Entry
 			if err := json.Unmarshal(data, &out); err != nil {
 				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("fast", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		for b.Loop() {
-			var out []transcript.Entry
-			if !fastDecodeEntries(data, &out) {
-				b.Fatal("refused")
 			}
 		}
 	})

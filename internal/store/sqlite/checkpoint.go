@@ -183,16 +183,14 @@ func decodeEntries(data []byte) ([]transcript.Entry, error) {
 
 // decodeEntriesInto appends the decoded batch to *out[:0].
 func decodeEntriesInto(data []byte, out *[]transcript.Entry) error {
-	if !fastDecodeEntries(data, out) {
-		// encoding/json decodes into existing elements without zeroing them.
-		clear((*out)[:cap(*out)])
-		*out = (*out)[:0]
-		if err := json.Unmarshal(data, out); err != nil {
-			return err
-		}
-		if *out == nil {
-			return fmt.Errorf("batch is null, not a list of entries")
-		}
+	// encoding/json decodes into existing elements without zeroing them.
+	clear((*out)[:cap(*out)])
+	*out = (*out)[:0]
+	if err := json.Unmarshal(data, out); err != nil {
+		return err
+	}
+	if *out == nil {
+		return fmt.Errorf("batch is null, not a list of entries")
 	}
 	for i, e := range *out {
 		switch e.Type {
@@ -316,6 +314,8 @@ func (db *DB) corruptRun(runID string, err error) error {
 // RunFilter selects runs for ListRuns. Zero fields do not filter.
 type RunFilter struct {
 	SessionID string
+	// Repo keeps the runs of the sessions recorded in that repository.
+	Repo string
 	// Status matches the effective status (a dead `running` run is `interrupted`).
 	Status store.Status
 	Limit  int
@@ -366,6 +366,7 @@ func (c *CheckpointStore) listRuns(ctx context.Context, f RunFilter, runID strin
 	q := `SELECT r.run_id, r.head, r.n_entries, r.started_at, r.updated_at, c.host, c.pid, c.start_time
 FROM runs r LEFT JOIN run_claims c ON c.run_id = r.run_id
 WHERE (?1 = '' OR r.session_id = ?1) AND (?2 = '' OR r.run_id = ?2)
+	AND (?3 = '' OR r.session_id IN (SELECT id FROM sessions WHERE repo = ?3))
 ORDER BY r.updated_at DESC, r.run_id`
 	limit := f.Limit
 	if f.Status != "" {
@@ -375,7 +376,7 @@ ORDER BY r.updated_at DESC, r.run_id`
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
 	err := db.read(ctx, "list runs", func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, q, f.SessionID, runID)
+		rows, err := tx.QueryContext(ctx, q, f.SessionID, runID, f.Repo)
 		if err != nil {
 			return err
 		}
@@ -416,6 +417,33 @@ ORDER BY r.updated_at DESC, r.run_id`
 		return rows.Err()
 	})
 	return out, err
+}
+
+// RunIDsWithPrefix lists the ids of the runs whose id starts with prefix, sorted
+// (for resolving the short ids users type).
+func (c *CheckpointStore) RunIDsWithPrefix(ctx context.Context, prefix string) ([]string, error) {
+	return idsWithPrefix(ctx, c.db, "run ids", `SELECT run_id FROM runs WHERE run_id >= ?1 AND substr(run_id, 1, length(?1)) = ?1 ORDER BY run_id`, prefix)
+}
+
+// idsWithPrefix runs q (one text column, ?1 the prefix) and collects the column.
+func idsWithPrefix(ctx context.Context, db *DB, op, q, prefix string) ([]string, error) {
+	var ids []string
+	err := db.read(ctx, op, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, q, prefix)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return rows.Err()
+	})
+	return ids, err
 }
 
 // settingString reads a top-level string from a settings object ("" if absent).

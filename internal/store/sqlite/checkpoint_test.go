@@ -405,9 +405,8 @@ func TestClaimFromAnotherHost(t *testing.T) {
 	}
 }
 
-// TestFastDecodeAcceptsWhatWeWrite: the fast path must cover the entries lovia
-// actually stores (else loads silently fall back to the slow decoder).
-func TestFastDecodeAcceptsWhatWeWrite(t *testing.T) {
+// TestDecodeEntriesRoundTrip: the entries lovia stores load back unchanged.
+func TestDecodeEntriesRoundTrip(t *testing.T) {
 	tests := [][]transcript.Entry{
 		{transcript.SystemInput("You are <lovia> & friends"), transcript.UserInput("fix \"it\"\n\tplease é 日本 😀")},
 		{transcript.AssistantText("ok"), transcript.ToolCall("call_1", "bash", json.RawMessage(`{"command":"go test ./...","timeout":120}`))},
@@ -420,17 +419,14 @@ func TestFastDecodeAcceptsWhatWeWrite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var fast, std []transcript.Entry
-		if !fastDecodeEntries(data, &fast) {
-			t.Errorf("case %d: fast decoder refused %s", i, data)
-			continue
-		}
+		var std []transcript.Entry
 		json.Unmarshal(data, &std)
-		if !reflect.DeepEqual(fast, std) {
-			t.Errorf("case %d: fast %+v, std %+v", i, fast, std)
+		got, err := decodeEntries(data)
+		if err != nil || !reflect.DeepEqual(got, std) {
+			t.Errorf("case %d: decoded %+v (%v), encoding/json %+v", i, got, err, std)
 		}
 	}
-	// Attachments take the encoding/json path and still load.
+	// Attachments load too.
 	withImage := []transcript.Entry{{Type: transcript.TypeInput, Role: "user", Text: "see",
 		Attachments: []transcript.Attachment{{MIME: "image/png", Data: []byte{1, 2, 3}}}}}
 	data, _ := json.Marshal(withImage)

@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
-	"reflect"
 	"testing"
 
 	"github.com/lovia-dev/lovia/internal/errs"
@@ -69,38 +67,6 @@ func FuzzLoadDamagedRow(f *testing.F) {
 		}
 		if _, err := db.Sessions().Load(ctx, "s"); err != nil && errs.KindOf(err) != errs.KindStore {
 			t.Fatalf("session Load: kind %s: %v", errs.KindOf(err), err)
-		}
-	})
-}
-
-// FuzzFastDecodeMatchesStdlib: whenever the fast decoder accepts input, encoding/json
-// decodes the same entries from it.
-func FuzzFastDecodeMatchesStdlib(f *testing.F) {
-	full, _ := json.Marshal([]transcript.Entry{{
-		Type: transcript.TypeToolResult, RunID: "r", Agent: "a", Role: "user", Text: "line\n\t\"quoted\" \\ é 日本 \u2028 </script> & <b>",
-		Signature: "sig", Encrypted: "enc", ProviderID: "p1", Provider: "anthropic", CallID: "c1", Name: "n",
-		Args: json.RawMessage(`{"a":[1,2.5e3,"x\"y",true,null,{}]}`), IsError: true, Truncated: true, Synthetic: true,
-	}, transcript.UserInput("plain"), transcript.ToolCall("c2", "t", nil)})
-	for _, s := range []string{
-		string(full), `[]`, ` [ ] `, `[{}]`, `[{"type":"input","text":"a\u0041\u00e9"}]`, `[{"type":"input","text":"\ud83d\ude00"}]`,
-		`[{"Type":"input"}]`, `[{"type":"input","text":null}]`, `[{"type":"input","args":null}]`, `[{"type":"input","args":[1,}]`,
-		`[{"type":"input","text":"a"},]`, `[{"type":"input","text":"\x80"}]`, `[{"type":"input","is_error":true,"is_error":false}]`,
-		`[{"type":"input","args":  {"k" : "v"}  }]`, `[{"type":"input","args":12}]`, `[{"type":"input","args":-}]`,
-		`[{"type":"input","attachments":[{"mime":"image/png","data":"AAE="}]}]`, `[{"type":"input"}] x`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var fast []transcript.Entry
-		if !fastDecodeEntries(data, &fast) {
-			return
-		}
-		var std []transcript.Entry
-		if err := json.Unmarshal(data, &std); err != nil {
-			t.Fatalf("fast decoder accepted what encoding/json refuses (%v): %q", err, data)
-		}
-		if len(fast) != len(std) || (len(fast) > 0 && !reflect.DeepEqual(fast, std)) {
-			t.Fatalf("fast %+v\nstd  %+v\ninput %q", fast, std, data)
 		}
 	})
 }

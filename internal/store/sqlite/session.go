@@ -277,6 +277,12 @@ func (s *SessionStore) LatestSession(ctx context.Context, repo string) (SessionI
 	return out[0], nil
 }
 
+// SessionIDsWithPrefix lists the ids of the sessions whose id starts with prefix,
+// sorted (for resolving the short ids users type).
+func (s *SessionStore) SessionIDsWithPrefix(ctx context.Context, prefix string) ([]string, error) {
+	return idsWithPrefix(ctx, s.db, "session ids", `SELECT id FROM sessions WHERE id >= ?1 AND substr(id, 1, length(?1)) = ?1 ORDER BY id`, prefix)
+}
+
 func (s *SessionStore) listSessions(ctx context.Context, f SessionFilter, id string) ([]SessionInfo, error) {
 	q := `SELECT s.id, s.title, s.cwd, s.repo, s.meta, s.created_at, s.updated_at,
 	COUNT(r.seq), COALESCE(SUM(r.n_entries), 0),
