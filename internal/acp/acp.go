@@ -25,6 +25,7 @@ import (
 
 	"github.com/lovia-dev/lovia/internal/app"
 	"github.com/lovia-dev/lovia/internal/config"
+	"github.com/lovia-dev/lovia/internal/plugin"
 	"github.com/lovia-dev/lovia/internal/plugin/mcp"
 	"github.com/lovia-dev/lovia/internal/runtime"
 	"github.com/lovia-dev/lovia/internal/transcript"
@@ -329,12 +330,14 @@ func (s *server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptR
 		sess.mu.Unlock()
 		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"error": "session is closed"})
 	}
+	t := newTranslator(s.conn, sess.id, a.Config.Cwd, s.opts.Log)
 	// The run lives with the server, not the request: a cancel ends it through
 	// Handle.Cancel so it is recorded as interrupted (resumable), like Ctrl-C.
 	h, pr, err := a.Start(s.ctx, []transcript.Entry{input}, app.RunOptions{
 		SessionID: sess.id,
 		Approvals: runtime.ApprovalInteractive,
 		Flags:     map[string]any{"frontend": "acp"},
+		Plugins:   []plugin.Plugin{t.before.plugin()},
 	})
 	if err != nil {
 		sess.mu.Unlock()
@@ -361,7 +364,6 @@ func (s *server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptR
 	// Updates still flow after a cancel: the client expects every pending update
 	// before the response (ACP: "cancelled" comes last).
 	uctx := context.WithoutCancel(ctx)
-	t := newTranslator(s.conn, sess.id, a.Config.Cwd, s.opts.Log)
 	var asks sync.WaitGroup
 	for ev := range h.Events() {
 		if ap := t.event(uctx, ev); ap != nil {
@@ -375,20 +377,25 @@ func (s *server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptR
 	res, runErr := h.Result()
 	asks.Wait()
 	if ctx.Err() != nil {
-		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled, Meta: runMeta(h)}, nil
 	}
 	finish := ""
 	if res != nil {
 		finish = res.FinishReason
 	}
 	if sr, ok := stopReason(finish); ok {
-		return sdk.PromptResponse{StopReason: sr}, nil
+		return sdk.PromptResponse{StopReason: sr, Meta: runMeta(h)}, nil
 	}
 	msg := "the run failed"
 	if runErr != nil {
 		msg = runErr.Error()
 	}
 	return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": msg, "run_id": h.RunID()})
+}
+
+// runMeta names the lovia run a prompt was (for `lovia resume`, `lovia runs`).
+func runMeta(h *runtime.Handle) map[string]any {
+	return map[string]any{"lovia": map[string]any{"runId": h.RunID()}}
 }
 
 // Permission option ids.

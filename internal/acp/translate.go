@@ -10,6 +10,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/lovia-dev/lovia/internal/event"
+	"github.com/lovia-dev/lovia/internal/plugin"
 	"github.com/lovia-dev/lovia/internal/plugin/todo"
 	"github.com/lovia-dev/lovia/internal/tool"
 	"github.com/lovia-dev/lovia/internal/transcript"
@@ -26,6 +27,11 @@ type translator struct {
 	session string
 	root    string
 	log     *slog.Logger
+
+	// before holds the files edits found, taken by a tool gate before each edit
+	// runs (events trail the tools, so the file is already written when
+	// tool_call_started reaches the translator).
+	before *snapshots
 
 	mu    sync.Mutex // calls is read by approval goroutines
 	calls map[string]*callInfo
@@ -57,7 +63,56 @@ func newTranslator(conn sender, session, root string, log *slog.Logger) *transla
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &translator{conn: conn, session: session, root: root, log: log, calls: map[string]*callInfo{}}
+	return &translator{conn: conn, session: session, root: root, log: log, calls: map[string]*callInfo{},
+		before: newSnapshots(root)}
+}
+
+// snapshots are the files as they were before each edit call ran, by call id.
+type snapshots struct {
+	root string
+	mu   sync.Mutex
+	m    map[string]snapshot
+}
+
+type snapshot struct {
+	old         string
+	existed, ok bool
+}
+
+func newSnapshots(root string) *snapshots {
+	return &snapshots{root: root, m: map[string]snapshot{}}
+}
+
+// plugin is the run's front-end plugin: a tool gate that never blocks, only
+// records the file an edit is about to change.
+func (s *snapshots) plugin() plugin.Plugin {
+	return plugin.Func{ID: "acp", Fn: func(context.Context, *tool.RunContext) (*plugin.Contribution, error) {
+		return &plugin.Contribution{ToolGates: []plugin.ToolGate{s.gate}}, nil
+	}}
+}
+
+func (s *snapshots) gate(_ context.Context, _ *tool.RunContext, call transcript.Entry) (plugin.GateResult, error) {
+	if call.Name != "write_file" && call.Name != "edit_file" {
+		return plugin.GateResult{}, nil
+	}
+	var sn snapshot
+	sn.old, sn.existed, sn.ok = readForDiff(s.root, absPath(s.root, parseArgs(call.Args).Path))
+	s.mu.Lock()
+	s.m[call.CallID] = sn
+	s.mu.Unlock()
+	return plugin.GateResult{}, nil
+}
+
+// take returns the snapshot of callID (ok false: not taken, yet or at all); done
+// forgets it.
+func (s *snapshots) take(callID string, done bool) (snapshot, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sn, ok := s.m[callID]
+	if done {
+		delete(s.m, callID)
+	}
+	return sn, ok
 }
 
 func (t *translator) update(ctx context.Context, u sdk.SessionUpdate) {
@@ -114,7 +169,7 @@ func (t *translator) started(ctx context.Context, ev event.Event) {
 	}
 	if ev.Name == "write_file" || ev.Name == "edit_file" {
 		c.path = absPath(t.root, c.args.Path)
-		c.old, c.existed, c.oldOK = readForDiff(t.root, c.path)
+		t.fill(ev.CallID, c, false)
 		if d, ok := c.proposedDiff(); ok {
 			opts = append(opts, sdk.WithStartContent([]sdk.ToolCallContent{d}))
 		}
@@ -123,6 +178,19 @@ func (t *translator) started(ctx context.Context, ev event.Event) {
 	t.calls[ev.CallID] = c
 	t.mu.Unlock()
 	t.update(ctx, sdk.StartToolCall(sdk.ToolCallId(ev.CallID), c.title, opts...))
+}
+
+// fill copies the call's snapshot into c once the gate has taken it.
+func (t *translator) fill(callID string, c *callInfo, done bool) {
+	if c.oldOK {
+		if done {
+			t.before.take(callID, true)
+		}
+		return
+	}
+	if sn, ok := t.before.take(callID, done); ok {
+		c.old, c.existed, c.oldOK = sn.old, sn.existed, sn.ok
+	}
 }
 
 // proposedDiff is the diff an edit would make, from the file as it was and the
@@ -147,6 +215,11 @@ func (t *translator) approval(ev event.Event) *approvalReq {
 		u.Title = sdk.Ptr(c.title)
 		u.Locations = toolLocations(t.root, c.name, c.args)
 		u.RawInput = rawInput(c.raw)
+		if c.path != "" {
+			t.mu.Lock()
+			t.fill(ev.CallID, c, false)
+			t.mu.Unlock()
+		}
 		if d, ok := c.proposedDiff(); ok {
 			content = append(content, d)
 		}
@@ -183,6 +256,9 @@ func (t *translator) finished(ctx context.Context, ev event.Event) {
 		out = "denied: " + ev.Approval.Summary
 	}
 	var content []sdk.ToolCallContent
+	if c != nil && c.path != "" {
+		t.fill(ev.CallID, c, true)
+	}
 	if c != nil && !failed && c.path != "" {
 		// The diff shows what the edit did: the file before the call and after it.
 		if nt, existed, ok := readForDiff(t.root, c.path); ok && existed && c.oldOK {
