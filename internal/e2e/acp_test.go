@@ -467,3 +467,88 @@ func runIDOf(t *testing.T, meta map[string]any) string {
 	}
 	return id
 }
+
+// TestACPEditorMCPServerAndModes: an MCP server the editor passes joins the run (its
+// call asks; "allow for this session" lets the next call through unasked), and
+// session/set_mode readonly makes the next prompt's edit a denial nobody is asked
+// about.
+func TestACPEditorMCPServerAndModes(t *testing.T) {
+	e := newEnv(t)
+	ts := mcpTestServer(t)
+	script := filepath.Join(e.home, "acp.yaml")
+	body := `
+scope: session
+turns:
+  - tool_calls: [{name: editor-tools__env, args: {name: GREETING}}]
+  - tool_calls: [{name: editor-tools__env, args: {name: GREETING}}]
+  - text: "echoed"
+  - tool_calls: [{name: write_file, args: {path: new.txt, content: "x"}}]
+  - text: "could not write"
+`
+	if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c := newACPClient("allow_always")
+	p := startACP(t, e, c, "-m", "script:"+script)
+	p.initialize(ctx)
+	ns, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: e.dir, McpServers: []sdk.McpServer{
+		{Stdio: &sdk.McpServerStdio{Name: "editor tools", Command: ts, Args: []string{}, Env: []sdk.EnvVariable{{Name: "GREETING", Value: "hi from the editor"}}}},
+	}})
+	if err != nil {
+		t.Fatalf("session/new: %v\nstderr:\n%s", err, p.stderr)
+	}
+	pr, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("greet")}})
+	if err != nil || pr.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %q %v\nstderr:\n%s", pr.StopReason, err, p.stderr)
+	}
+	ups, asked := c.snapshot()
+	if len(asked) != 1 {
+		t.Fatalf("%d permission requests, want 1 (the second call is allowed by the session rule)", len(asked))
+	}
+	starts, updates, order := acpCalls(ups)
+	if len(order) != 2 {
+		t.Fatalf("%d tool calls, want 2", len(order))
+	}
+	for _, id := range order {
+		if lastStatus(updates[id]) != sdk.ToolCallStatusCompleted {
+			t.Fatalf("%s: status %q", starts[id].Title, lastStatus(updates[id]))
+		}
+		out := ""
+		for _, u := range updates[id] {
+			for _, ct := range u.Content {
+				if ct.Content != nil && ct.Content.Content.Text != nil {
+					out += ct.Content.Content.Text.Text
+				}
+			}
+		}
+		if !strings.Contains(out, "hi from the editor") {
+			t.Errorf("MCP call output %q lacks the editor's env", out)
+		}
+	}
+
+	if _, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: ns.SessionId, ModeId: "readonly"}); err != nil {
+		t.Fatalf("set_mode: %v", err)
+	}
+	if _, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: ns.SessionId, ModeId: "yolo"}); err == nil {
+		t.Error("an unknown mode was accepted")
+	}
+	pr, err = p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("write")}})
+	if err != nil || pr.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("readonly prompt: %q %v", pr.StopReason, err)
+	}
+	ups, asked = c.snapshot()
+	if len(asked) != 1 {
+		t.Errorf("readonly put %d more requests to the editor; a policy denial is not a question", len(asked)-1)
+	}
+	starts, updates, order = acpCalls(ups)
+	w := findCall(t, starts, order, "Write new.txt")
+	if lastStatus(updates[w]) != sdk.ToolCallStatusFailed {
+		t.Errorf("write under readonly: %q", lastStatus(updates[w]))
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "new.txt")); err == nil {
+		t.Error("readonly wrote a file")
+	}
+	p.stop()
+}
