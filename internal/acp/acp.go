@@ -58,8 +58,12 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	s := &server{opts: opts, ctx: sctx, sessions: map[string]*session{}}
-	s.conn = sdk.NewAgentSideConnection(s, out, in)
+	// The connection's goroutines start at once and read its logger unsynchronized:
+	// hold its input until the logger is set.
+	gate := &gatedReader{r: in, ready: make(chan struct{})}
+	s.conn = sdk.NewAgentSideConnection(s, out, gate)
 	s.conn.SetLogger(opts.Log)
+	close(gate.ready)
 	select {
 	case <-s.conn.Done():
 	case <-ctx.Done():
@@ -73,6 +77,17 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		all = append(all, sess.close())
 	}
 	return errors.Join(all...)
+}
+
+// gatedReader blocks reads until ready is closed.
+type gatedReader struct {
+	r     io.Reader
+	ready chan struct{}
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	<-g.ready
+	return g.r.Read(p)
 }
 
 type server struct {
@@ -93,10 +108,17 @@ type session struct {
 	cwd string
 	mcp map[string]mcp.ServerConfig
 
+	// turn holds one token while a prompt runs: prompts of a session take turns.
+	turn chan struct{}
+
 	mu   sync.Mutex
 	mode string
 	apps map[string]*app.App
 	run  *runtime.Handle // the running prompt's, nil when idle
+	// stop cancels the latest prompt (gen tells whose it is): session/cancel and a
+	// newer prompt use it.
+	stop context.CancelFunc
+	gen  int
 }
 
 var _ sdk.Agent = (*server)(nil)
@@ -182,7 +204,7 @@ func (s *server) open(ctx context.Context, id, cwd string, servers []sdk.McpServ
 	if err != nil {
 		return nil, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
-	sess := &session{id: id, cwd: cwd, mcp: m, apps: map[string]*app.App{}}
+	sess := &session{id: id, cwd: cwd, mcp: m, apps: map[string]*app.App{}, turn: make(chan struct{}, 1)}
 	a, err := s.build(ctx, sess, "")
 	if err != nil {
 		return nil, err
@@ -250,9 +272,11 @@ func (s *server) Cancel(_ context.Context, req sdk.CancelNotification) error {
 	if err != nil {
 		return nil // nothing to cancel
 	}
-	if h := sess.running(); h != nil {
-		h.Cancel(nil)
+	sess.mu.Lock()
+	if sess.stop != nil {
+		sess.stop()
 	}
+	sess.mu.Unlock()
 	return nil
 }
 
@@ -320,11 +344,36 @@ func (s *server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptR
 	if err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
+	// A newer prompt supersedes a running one (as the SDK does by cancelling the
+	// older request): the older ends cancelled, then this one runs.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	sess.mu.Lock()
-	if sess.run != nil {
-		sess.mu.Unlock()
-		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"error": "a prompt is already running in this session"})
+	if sess.stop != nil {
+		sess.stop()
 	}
+	sess.gen++
+	gen := sess.gen
+	sess.stop = cancel
+	sess.mu.Unlock()
+	defer func() {
+		sess.mu.Lock()
+		if sess.gen == gen {
+			sess.stop = nil
+		}
+		sess.mu.Unlock()
+	}()
+	select {
+	case sess.turn <- struct{}{}:
+	case <-ctx.Done():
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
+	defer func() { <-sess.turn }()
+	if ctx.Err() != nil {
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
+
+	sess.mu.Lock()
 	a := sess.apps[sess.mode]
 	if a == nil {
 		sess.mu.Unlock()

@@ -145,13 +145,26 @@ func startACP(t *testing.T, e *env, c *acpClient, args ...string) *acpProc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p.conn = sdk.NewClientSideConnection(c, stdin, io.TeeReader(stdout, &lockedBuffer{b: p.raw}))
+	// The connection reads its logger unsynchronized: hold its input until it is set.
+	ready := make(chan struct{})
+	p.conn = sdk.NewClientSideConnection(c, stdin, gated{io.TeeReader(stdout, &lockedBuffer{b: p.raw}), ready})
 	p.conn.SetLogger(slog.New(slog.DiscardHandler))
+	close(ready)
 	t.Cleanup(func() {
 		_ = p.cmd.Process.Kill()
 		_ = p.cmd.Wait()
 	})
 	return p
+}
+
+type gated struct {
+	r     io.Reader
+	ready chan struct{}
+}
+
+func (g gated) Read(p []byte) (int, error) {
+	<-g.ready
+	return g.r.Read(p)
 }
 
 type lockedBuffer struct {
