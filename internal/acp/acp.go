@@ -68,6 +68,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	case <-s.conn.Done():
 	case <-ctx.Done():
 	}
+	s.mu.Lock()
+	s.closing = true // no prompt starts after this
+	s.mu.Unlock()
 	cancel()
 	s.runs.Wait()
 	s.mu.Lock()
@@ -98,6 +101,18 @@ type server struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	closing  bool
+}
+
+// enter counts a prompt in (false once Serve is ending).
+func (s *server) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.runs.Add(1)
+	return true
 }
 
 // session is one ACP session: a lovia session id, its working directory, its MCP
@@ -344,6 +359,10 @@ func (s *server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptR
 	if err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
+	if !s.enter() {
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
+	defer s.runs.Done()
 	// A newer prompt supersedes a running one (as the SDK does by cancelling the
 	// older request): the older ends cancelled, then this one runs.
 	ctx, cancel := context.WithCancel(ctx)
@@ -369,7 +388,7 @@ func (s *server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptR
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}
 	defer func() { <-sess.turn }()
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || s.ctx.Err() != nil {
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}
 
@@ -393,13 +412,11 @@ func (s *server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptR
 		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	sess.run = h
-	s.runs.Add(1)
 	sess.mu.Unlock()
 	defer func() {
 		sess.mu.Lock()
 		sess.run = nil
 		sess.mu.Unlock()
-		s.runs.Done()
 	}()
 	s.opts.Log.Info("acp run started", "session", sess.id, "run", h.RunID(), "model", pr.Settings.Model, "policy", pr.Settings.Policy)
 
@@ -457,6 +474,16 @@ const (
 // ask puts one approval to the client and answers the run with the choice. No
 // answer (an error, a cancelled request) is a denial.
 func (s *server) ask(ctx context.Context, h *runtime.Handle, t *translator, ap approvalReq) {
+	// The request is withdrawn when the run ends (a shutdown) as well as on cancel.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-h.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	resp, err := s.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
 		SessionId: sdk.SessionId(t.session),
 		ToolCall:  ap.call,
@@ -467,12 +494,12 @@ func (s *server) ask(ctx context.Context, h *runtime.Handle, t *translator, ap a
 		},
 	})
 	d := decision(resp, err)
+	if d.Allow {
+		// Before the answer: once answered, the tool may finish and report first.
+		t.update(context.WithoutCancel(ctx), sdk.UpdateToolCall(sdk.ToolCallId(ap.callID), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)))
+	}
 	if err := h.Approve(ap.callID, d); err != nil {
 		s.opts.Log.Debug("acp approval not delivered", "call", ap.callID, "err", err)
-		return
-	}
-	if d.Allow {
-		t.update(context.WithoutCancel(ctx), sdk.UpdateToolCall(sdk.ToolCallId(ap.callID), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)))
 	}
 }
 
