@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lovia-dev/lovia/internal/acp"
+	"github.com/lovia-dev/lovia/internal/errs"
 )
 
 // ACPOptions are the inputs of `lovia acp`.
@@ -34,7 +35,13 @@ lovia's policies: readonly, coding and trusted. Provider keys come from the
 environment, as for lovia run. See docs/editors.md.`,
 		Example: `  lovia acp
   lovia acp -m anthropic:claude-sonnet-4-5 --preset coder`,
-		Args: cobra.NoArgs,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return errs.New(errs.KindUsage, "lovia acp takes no arguments",
+					"an editor starts `lovia acp` and talks to it on stdin/stdout; see docs/editors.md")
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(opts)
