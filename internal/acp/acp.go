@@ -487,13 +487,12 @@ func (s *server) ask(ctx context.Context, h *runtime.Handle, t *translator, ap a
 	resp, err := s.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
 		SessionId: sdk.SessionId(t.session),
 		ToolCall:  ap.call,
-		Options: []sdk.PermissionOption{
-			{Kind: sdk.PermissionOptionKindAllowOnce, Name: "Allow", OptionId: optAllow},
-			{Kind: sdk.PermissionOptionKindAllowAlways, Name: "Allow for this session", OptionId: optAllowAlways},
-			{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Reject", OptionId: optReject},
-		},
+		Options:   permissionOptions(ap),
 	})
 	d := decision(resp, err)
+	if ap.question {
+		d = questionDecision(ap, resp, err)
+	}
 	if d.Allow {
 		// Before the answer: once answered, the tool may finish and report first.
 		t.update(context.WithoutCancel(ctx), sdk.UpdateToolCall(sdk.ToolCallId(ap.callID), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)))

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"os"
@@ -10,6 +11,8 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/lovia-dev/lovia/internal/event"
+	"github.com/lovia-dev/lovia/internal/plugin/human"
 	"github.com/lovia-dev/lovia/internal/plugin/mcp"
 	"github.com/lovia-dev/lovia/internal/plugin/todo"
 )
@@ -201,5 +204,33 @@ func TestModes(t *testing.T) {
 	}
 	if validMode("yolo") {
 		t.Error("unknown mode valid")
+	}
+}
+
+func TestQuestionApproval(t *testing.T) {
+	tr := newTranslator(&recorder{}, "ses_1", t.TempDir(), nil)
+	ap := tr.event(context.Background(), event.Event{Type: event.ApprovalRequired, CallID: "q1", Name: "ask_human",
+		Approval: &event.Approval{Kind: human.Kind, Summary: "Which database?\nOptions: sqlite | postgres", Subcommands: []string{"sqlite", "postgres"}}})
+	if ap == nil || !ap.question {
+		t.Fatalf("question approval: %+v", ap)
+	}
+	opts := permissionOptions(*ap)
+	if len(opts) != 3 || opts[0].Name != "sqlite" || opts[1].Name != "postgres" || opts[2].Kind != sdk.PermissionOptionKindRejectOnce {
+		t.Fatalf("options: %+v", opts)
+	}
+	if d := questionDecision(*ap, selected(string(opts[1].OptionId)), nil); !d.Allow || d.Message != "postgres" {
+		t.Errorf("picked postgres: %+v", d)
+	}
+	for _, id := range []string{optReject, "answer_9", "answer_x"} {
+		if d := questionDecision(*ap, selected(id), nil); d.Allow {
+			t.Errorf("%s answered: %+v", id, d)
+		}
+	}
+	// No options: "Yes" or "Decline"; a plain approval keeps its three options.
+	if opts := permissionOptions(approvalReq{question: true}); len(opts) != 2 || opts[0].OptionId != optAllow {
+		t.Errorf("options without answers: %+v", opts)
+	}
+	if opts := permissionOptions(approvalReq{}); len(opts) != 3 || opts[1].Kind != sdk.PermissionOptionKindAllowAlways {
+		t.Errorf("approval options: %+v", opts)
 	}
 }

@@ -3,7 +3,9 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -11,6 +13,7 @@ import (
 
 	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/plugin"
+	"github.com/lovia-dev/lovia/internal/plugin/human"
 	"github.com/lovia-dev/lovia/internal/plugin/todo"
 	"github.com/lovia-dev/lovia/internal/tool"
 	"github.com/lovia-dev/lovia/internal/transcript"
@@ -57,6 +60,10 @@ type callInfo struct {
 type approvalReq struct {
 	callID string
 	call   sdk.ToolCallUpdate
+	// question: ask_human's question, answered by picking one of answers (a
+	// permission request has no free text).
+	question bool
+	answers  []string
 }
 
 func newTranslator(conn sender, session, root string, log *slog.Logger) *translator {
@@ -238,7 +245,53 @@ func (t *translator) approval(ev event.Event) *approvalReq {
 		}
 	}
 	u.Content = content
-	return &approvalReq{callID: ev.CallID, call: u}
+	ap := &approvalReq{callID: ev.CallID, call: u}
+	if a := ev.Approval; a != nil && a.Kind == human.Kind {
+		ap.question, ap.answers = true, a.Subcommands
+		u.Kind = sdk.Ptr(sdk.ToolKindOther)
+		ap.call = u
+	}
+	return ap
+}
+
+// Question option ids are answerPrefix + the answer's index.
+const answerPrefix = "answer_"
+
+// permissionOptions are the choices of an approval: allow once, allow for the
+// session, reject; for a question, its answers (or "Yes") and "Decline".
+func permissionOptions(ap approvalReq) []sdk.PermissionOption {
+	if !ap.question {
+		return []sdk.PermissionOption{
+			{Kind: sdk.PermissionOptionKindAllowOnce, Name: "Allow", OptionId: optAllow},
+			{Kind: sdk.PermissionOptionKindAllowAlways, Name: "Allow for this session", OptionId: optAllowAlways},
+			{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Reject", OptionId: optReject},
+		}
+	}
+	var out []sdk.PermissionOption
+	for i, a := range ap.answers {
+		out = append(out, sdk.PermissionOption{Kind: sdk.PermissionOptionKindAllowOnce, Name: oneLine(a), OptionId: sdk.PermissionOptionId(fmt.Sprintf("%s%d", answerPrefix, i))})
+	}
+	if len(out) == 0 {
+		out = append(out, sdk.PermissionOption{Kind: sdk.PermissionOptionKindAllowOnce, Name: "Yes", OptionId: optAllow})
+	}
+	return append(out, sdk.PermissionOption{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Decline", OptionId: optReject})
+}
+
+// questionDecision maps the pick to ask_human's answer (no answer: declined).
+func questionDecision(ap approvalReq, resp sdk.RequestPermissionResponse, err error) tool.Decision {
+	if err != nil || resp.Outcome.Selected == nil {
+		return tool.Decision{}
+	}
+	id := string(resp.Outcome.Selected.OptionId)
+	if id == optAllow {
+		return tool.Decision{Allow: true}
+	}
+	if n, ok := strings.CutPrefix(id, answerPrefix); ok {
+		if i, err := strconv.Atoi(n); err == nil && i >= 0 && i < len(ap.answers) {
+			return tool.Decision{Allow: true, Message: ap.answers[i]}
+		}
+	}
+	return tool.Decision{}
 }
 
 func (t *translator) finished(ctx context.Context, ev event.Event) {
