@@ -172,6 +172,7 @@ Anthropic model, and keeps every run resumable.
 	root.AddCommand(NewCmdTrust(f, nil))
 	root.AddCommand(NewCmdServe(f, nil))
 	root.AddCommand(NewCmdInstructions(f, nil))
+	root.AddCommand(NewCmdACP(f, nil))
 	registerModelPresetCompletion(root, f)
 	registerSessionFlagCompletion(root, f)
 	return root

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,6 +31,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/plugin"
 	"github.com/lovia-dev/lovia/internal/plugin/hooks"
 	"github.com/lovia-dev/lovia/internal/plugin/human"
+	"github.com/lovia-dev/lovia/internal/plugin/mcp"
 	"github.com/lovia-dev/lovia/internal/plugin/skills"
 	"github.com/lovia-dev/lovia/internal/plugin/todo"
 	"github.com/lovia-dev/lovia/internal/plugin/web"
@@ -72,6 +74,9 @@ type Options struct {
 	// instructions, memory or skill file refused or unreadable). Each message is shown
 	// once per App; every one is logged too.
 	Warn func(msg string)
+	// MCPServers are added to the configured MCP servers for this App (an editor's,
+	// passed through ACP); a configured server of the same name is replaced.
+	MCPServers map[string]mcp.ServerConfig
 }
 
 // App is an assembled lovia: everything a run needs except the run's own input.
@@ -117,6 +122,17 @@ func New(ctx context.Context, opts Options) (*App, error) {
 	cfg, err := config.Load(config.Options{Cwd: opts.Cwd, Getenv: getenv, Flags: opts.Flags, Trust: opts.Trust})
 	if err != nil {
 		return nil, err
+	}
+	if len(opts.MCPServers) > 0 {
+		servers := maps.Clone(cfg.MCP.Servers)
+		if servers == nil {
+			servers = map[string]mcp.ServerConfig{}
+		}
+		maps.Copy(servers, opts.MCPServers)
+		cfg.MCP.Servers = servers
+		if err := cfg.MCP.Validate(); err != nil {
+			return nil, err
+		}
 	}
 	a := &App{Config: cfg, getenv: getenv, models: map[string]provider.Provider{}, warnTo: opts.Warn, warned: map[string]bool{}}
 	ok := false
