@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -95,15 +94,34 @@ func startExecServer(helper []string, o sandbox.Options, attr *syscall.SysProcAt
 	return nil, sandbox.Report{}, fmt.Errorf("the sandbox exec server failed: %s", msg)
 }
 
+// withFd runs f on the socket's descriptor. Control holds a reference, so a
+// concurrent close cannot release (and the kernel reuse) the descriptor while f runs;
+// after close it fails with os.ErrClosed. (File.Fd would race with Close.)
+func (s *execServer) withFd(f func(fd int) error) error {
+	rc, err := s.sock.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = f(int(fd)) }); err != nil {
+		return err
+	}
+	return ferr
+}
+
 func (s *execServer) read() {
-	defer runtime.KeepAlive(s.sock)
-	fd := int(s.sock.Fd())
 	buf := make([]byte, 64<<10)
 	for {
-		n, _, _, _, err := syscall.Recvmsg(fd, buf, nil, 0)
-		if err == syscall.EINTR {
-			continue
-		}
+		n := 0
+		err := s.withFd(func(fd int) error {
+			for {
+				var err error
+				n, _, _, _, err = syscall.Recvmsg(fd, buf, nil, 0)
+				if err != syscall.EINTR {
+					return err
+				}
+			}
+		})
 		if err != nil || n == 0 {
 			break
 		}
@@ -162,7 +180,7 @@ func (s *execServer) start(req sandbox.Request, stdio [3]*os.File) (<-chan sandb
 	}
 	rights := syscall.UnixRights(int(stdio[0].Fd()), int(stdio[1].Fd()), int(stdio[2].Fd()))
 	s.wmu.Lock()
-	err = syscall.Sendmsg(int(s.sock.Fd()), b, rights, nil, 0)
+	err = s.withFd(func(fd int) error { return syscall.Sendmsg(fd, b, rights, nil, 0) })
 	s.wmu.Unlock()
 	if err != nil {
 		s.mu.Lock()
@@ -180,7 +198,7 @@ func (s *execServer) kill(id int) {
 	b, _ := json.Marshal(sandbox.Request{Kill: id})
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	_ = syscall.Sendmsg(int(s.sock.Fd()), b, nil, nil, 0)
+	_ = s.withFd(func(fd int) error { return syscall.Sendmsg(fd, b, nil, nil, 0) })
 }
 
 // busy reports whether requests are in flight.
