@@ -104,6 +104,10 @@ func (f *fakeProvider) Stream(ctx context.Context, req provider.Request) iter.Se
 			panic(r.panic)
 		}
 		if r.block {
+			// Text before the block streams first (a reply cut off mid-way).
+			if r.text != "" && !yield(provider.Delta{Kind: provider.DeltaText, Text: r.text}, nil) {
+				return
+			}
 			<-ctx.Done()
 			yield(provider.Delta{}, ctx.Err())
 			return
