@@ -18,18 +18,18 @@ func Hint(kind errs.Kind, runID string) string {
 	switch kind {
 	case errs.KindCancelled, errs.KindTerminated:
 		if runID != "" {
-			return "continue with: lovia resume " + runID
+			return "continue with `lovia resume " + runID + "`"
 		}
 	case errs.KindMaxTurns:
 		if runID != "" {
-			return "continue with a higher limit: lovia resume " + runID + " --max-turns N (or narrow the task)"
+			return "raise the limit with --max-turns or narrow the task; `lovia resume " + runID + " --max-turns N` continues this run"
 		}
-		return "raise the limit with --max-turns N or narrow the task"
+		return "raise the limit with --max-turns or narrow the task"
 	case errs.KindBudget:
 		return "raise --budget-tokens or narrow the task"
 	case errs.KindProvider:
 		if runID != "" {
-			return "check the provider's status and your network, then: lovia resume " + runID
+			return "check the provider's status and your network, then `lovia resume " + runID + "`"
 		}
 	}
 	return ""
