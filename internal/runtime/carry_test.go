@@ -159,7 +159,7 @@ func TestCarryAfterMaxTurns(t *testing.T) {
 	if errs.KindOf(err) != errs.KindMaxTurns {
 		t.Fatalf("run 1: %v", err)
 	}
-	if h := errs.HintOf(err); strings.Contains(h, "--max-turns") || strings.Contains(h, "lovia ") {
+	if h := errs.HintOf(err); strings.Contains(h, "--max-turns") || strings.Contains(h, "lovia") {
 		t.Fatalf("the core words a CLI hint: %q", h)
 	}
 	// In a chat the limit is per message: "continue" carries on with a fresh budget.

@@ -83,7 +83,7 @@ func TestCancelMidToolThenResume(t *testing.T) {
 				t.Fatalf("err %v kind %s", err, errs.KindOf(err))
 			}
 			// The core words no CLI hint: each front end says how to continue.
-			if h := errs.HintOf(err); strings.Contains(h, "lovia ") {
+			if h := errs.HintOf(err); strings.Contains(h, "lovia") {
 				t.Fatalf("hint %q names a command", h)
 			}
 			select {
