@@ -72,7 +72,10 @@ func (m *Model) offerLastRun(msg lastRunMsg) {
 	if r == nil || msg.session != m.sessionID || m.busy() || r.ID == "" {
 		return
 	}
-	m.interrupted, m.carry = r.ID, r.ID
+	m.carry = r.ID
+	if r.ErrorKind != string(errs.KindMaxTurns) && r.ErrorKind != string(errs.KindBudget) {
+		m.interrupted = r.ID // a resume would stop at the same limit at once
+	}
 	if r.Status == "interrupted" || r.ErrorKind == string(errs.KindCancelled) || r.ErrorKind == string(errs.KindTerminated) {
 		m.emit('n', m.theme.Warn.Render(renderNotice(m.theme,
 			"⏹ the last run of this session ("+r.ID+") was interrupted · /resume continues it · or just type to carry on", m.width)))
@@ -113,6 +116,9 @@ func (m *Model) noteUnfinished(ev event.Event) {
 		return // what a guardrail stopped is not carried on
 	}
 	m.carry = ev.RunID
+	if ev.Error != nil && ev.Error.Kind != string(errs.KindMaxTurns) && ev.Error.Kind != string(errs.KindBudget) {
+		m.interrupted = ev.RunID // /resume retries it (a limit would stop a resume at once)
+	}
 }
 
 // continueRun is /continue [TEXT]: a new run carrying on the unfinished one.

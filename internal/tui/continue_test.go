@@ -106,3 +106,19 @@ func TestContinueSessionOffersResume(t *testing.T) {
 		t.Fatalf("requests %+v", h.b.reqs)
 	}
 }
+
+// After a failure, /resume retries the run itself.
+func TestResumeAfterFailure(t *testing.T) {
+	h := newHarness(t, 80, 24)
+	h.typeText("work")
+	h.enter()
+	h.events(failed("provider", "model call failed: 503"))
+	if sb := h.scrollback(); !strings.Contains(sb, "/resume retries this run") {
+		t.Fatalf("failure hint:\n%s", sb)
+	}
+	h.typeText("/resume")
+	h.enter()
+	if n := len(h.b.reqs); n != 2 || h.b.reqs[1].ResumeRunID != "run_a" {
+		t.Fatalf("requests %+v", h.b.reqs)
+	}
+}
