@@ -303,7 +303,7 @@ func (l *loop) execute(ctx context.Context) error {
 	case snap == nil && l.opts.IfRunExists == ResumeOnly:
 		return errs.Newf(errs.KindNotFound, "", "no checkpoint for run %q", l.opts.RunID)
 	case snap != nil && l.opts.IfRunExists == FailRun:
-		return errs.Newf(errs.KindRunConflict, "use a new --run-id, or omit it", "run %q already exists", l.opts.RunID)
+		return errs.Newf(errs.KindRunConflict, "use a new run id, or none (one is generated)", "run %q already exists", l.opts.RunID)
 	case snap != nil && l.opts.IfRunExists == RestartRun:
 		r, ok := cp.(interface {
 			Reset(ctx context.Context, runID string) error
