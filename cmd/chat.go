@@ -43,8 +43,10 @@ the streaming reply, running tools, approvals, the prompt and the status line â€
 redrawn.
 
 While the agent works, typing queues a steering message it receives at its next
-turn; Esc interrupts the turn (the run stays resumable). Slash commands: /new,
-/sessions, /resume, /model, /compact, /todo, /cost, /help, /quit. @ completes file
+turn; Esc interrupts the turn (the run stays resumable, and the next message
+carries on from it). The turn limit applies per message: after it, /continue or any
+message carries on. Slash commands: /new, /sessions, /resume, /continue, /model,
+/compact, /todo, /cost, /help, /quit. @ completes file
 paths; ctrl+j (or shift+enter) adds a line; ctrl+g edits the prompt in $EDITOR.
 
 It needs a terminal; for scripts and CI use lovia run.`,
@@ -204,6 +206,7 @@ func (b *chatBackend) Start(ctx context.Context, req tui.StartRequest) (tui.Hand
 	} else {
 		return nil, err
 	}
+	pr.Options.CarryRunID = req.CarryRunID
 	return runtime.Start(ctx, pr.Agent, runtime.Text(prompt), pr.Options), nil
 }
 

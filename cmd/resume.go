@@ -298,7 +298,7 @@ func followRun(f *Factory, a *app.App, h *runtime.Handle, format headless.Format
 			runErr = &errs.Error{Kind: errs.Kind(term.Error.Kind), Msg: term.Error.Message, Hint: term.Error.Hint}
 		}
 		if runErr != nil {
-			PrintError(f.IO.ErrOut, runErr)
+			PrintError(f.IO.ErrOut, headless.WithHint(runErr, h.RunID()))
 			// A provider that kept failing (down, rate limited, timing out) leaves
 			// the run checkpointed: say how to pick it up.
 			if errs.KindOf(runErr) == errs.KindProvider {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lovia-dev/lovia/internal/app"
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/runtime"
 	"github.com/lovia-dev/lovia/internal/store"
 	"github.com/lovia-dev/lovia/internal/store/sqlite"
 	"github.com/lovia-dev/lovia/internal/termtext"
@@ -240,7 +241,7 @@ func statusWord(s store.Status) string {
 func countStatus(runs []sqlite.RunInfo, s store.Status) int {
 	n := 0
 	for _, r := range runs {
-		if r.Status == s {
+		if r.Status == s && r.ErrorKind != runtime.ErrorKindCarried {
 			n++
 		}
 	}
@@ -297,6 +298,9 @@ func runsShow(ctx context.Context, opts *RunsOptions) error {
 	}
 	statusLine := string(info.Status)
 	switch {
+	case info.ErrorKind == runtime.ErrorKindCarried:
+		// A later run of the session carried its work on; it is not resumed again.
+		statusLine += " — " + info.Error
 	case info.Status != info.StoredStatus:
 		statusLine += fmt.Sprintf(" (recorded %s; its process is gone) — continue with: lovia resume %s", info.StoredStatus, info.ID)
 	case info.Status == store.StatusInterrupted || info.Status == store.StatusFailed:

@@ -62,6 +62,10 @@ type Writer interface {
 
 // New returns the writer for format.
 func New(format Format, stdout, stderr io.Writer, opts Options) Writer {
+	return hinting{newWriter(format, stdout, stderr, opts)}
+}
+
+func newWriter(format Format, stdout, stderr io.Writer, opts Options) Writer {
 	switch format {
 	case JSON:
 		// JSON keeps the text exact; C1 and bidi characters, which JSON leaves raw and

@@ -59,6 +59,14 @@ type Options struct {
 	IfRunExists  IfRunExists
 	ParentRunID  string
 
+	// CarryRunID continues the conversation after an unfinished (interrupted, failed,
+	// limit-stopped) run of the same session: a new run opens its own entries with
+	// that run's entries — dangling calls closed with an error result, a note on how
+	// it ended — and marks it carried (it can no longer be resumed). Ignored when
+	// resuming, and when that run is unknown, completed, of another session, live in
+	// another process, or already carried.
+	CarryRunID string
+
 	// ContextPolicy renders each call's view (nil: compaction.Noop).
 	ContextPolicy compaction.Policy
 

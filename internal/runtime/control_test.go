@@ -80,8 +80,9 @@ func TestCancelMidToolThenResume(t *testing.T) {
 			if errs.KindOf(err) != c.kind || errs.ExitCode(err) != c.exit {
 				t.Fatalf("err %v kind %s", err, errs.KindOf(err))
 			}
-			if !strings.Contains(errs.HintOf(err), "lovia resume "+h.RunID()) {
-				t.Fatalf("hint %q", errs.HintOf(err))
+			// The core words no CLI hint: each front end says how to continue.
+			if h := errs.HintOf(err); strings.Contains(h, "lovia") {
+				t.Fatalf("hint %q names a command", h)
 			}
 			select {
 			case <-cancelled:

@@ -106,6 +106,10 @@ func (f *fakeProvider) Stream(ctx context.Context, req provider.Request) iter.Se
 			panic(r.panic)
 		}
 		if r.block {
+			// Text before the block streams first (a reply cut off mid-way).
+			if r.text != "" && !yield(provider.Delta{Kind: provider.DeltaText, Text: r.text}, nil) {
+				return
+			}
 			if r.blocked != nil {
 				close(r.blocked)
 			}

@@ -76,6 +76,9 @@ type loop struct {
 	structured json.RawMessage
 	replay     *store.Snapshot
 	refused    bool // the last model turn ended with finish reason "refusal"
+	// partial is the text of a reply cut off by an error or an interrupt, recorded
+	// (with a note) when the run ends unfinished.
+	partial []transcript.Entry
 	// owns: this process started the run or restored it from its checkpoint, so it
 	// writes the checkpoint head (also on failure).
 	owns    bool
@@ -300,9 +303,9 @@ func (l *loop) execute(ctx context.Context) error {
 	}
 	switch {
 	case snap == nil && l.opts.IfRunExists == ResumeOnly:
-		return errs.Newf(errs.KindNotFound, "list runs with `lovia runs`", "no checkpoint for run %q", l.opts.RunID)
+		return errs.Newf(errs.KindNotFound, "", "no checkpoint for run %q", l.opts.RunID)
 	case snap != nil && l.opts.IfRunExists == FailRun:
-		return errs.Newf(errs.KindRunConflict, "use a new --run-id, or omit it", "run %q already exists", l.opts.RunID)
+		return errs.Newf(errs.KindRunConflict, "use a new run id, or none (one is generated)", "run %q already exists", l.opts.RunID)
 	case snap != nil && l.opts.IfRunExists == RestartRun:
 		r, ok := cp.(interface {
 			Reset(ctx context.Context, runID string) error
@@ -337,12 +340,15 @@ func (l *loop) execute(ctx context.Context) error {
 		l.h.setSessionID(l.sessionID)
 		if !sameInput(snap.Entries, l.input) {
 			// An idempotency key re-issued with another prompt is a mistake, not a replay.
-			return errs.Newf(errs.KindRunConflict, "use a new --run-id for a new prompt, or `lovia resume "+l.opts.RunID+"` to continue that run",
+			return errs.Newf(errs.KindRunConflict, "use a new run id for a new prompt, or resume that run",
 				"run %q already exists with a different prompt", l.opts.RunID)
 		}
 		if snap.Head.Status == store.StatusCompleted && snap.Head.Result != nil {
 			l.replay = snap
 			return l.replayCompleted(ctx, snap)
+		}
+		if snap.Head.ErrorKind == ErrorKindCarried {
+			return carriedError(l.opts.RunID, snap.Head)
 		}
 		if snap.Head.ErrorKind == string(errs.KindGuardrail) {
 			// Resuming would skip the input guardrails that stopped it.
@@ -388,8 +394,12 @@ func (l *loop) execute(ctx context.Context) error {
 	}
 	l.owns = true
 
-	if len(l.input) == 0 && l.histLen == 0 {
-		return errs.New(errs.KindUsage, "the run has no input", "pass a prompt, e.g. lovia run \"fix the failing test\"")
+	carried, err := l.carry(ctx)
+	if err != nil {
+		return err
+	}
+	if len(l.input) == 0 && l.histLen == 0 && carried == "" {
+		return errs.New(errs.KindUsage, "the run has no input", "give the run a prompt")
 	}
 	l.appendEntries(l.input...)
 	if err := l.inputGuardrails(ctx); err != nil {
@@ -397,6 +407,9 @@ func (l *loop) execute(ctx context.Context) error {
 	}
 	if err := l.checkpoint(ctx, store.StatusRunning); err != nil {
 		return err
+	}
+	if carried != "" {
+		l.markCarried(ctx, carried)
 	}
 	return l.turnsLoop(ctx)
 }
@@ -550,12 +563,12 @@ func (l *loop) checkLimits(ctx context.Context) error {
 		return cancelError(ctx)
 	}
 	if max := l.maxTurns(); l.turns >= max {
-		return errs.Newf(errs.KindMaxTurns, fmt.Sprintf("raise the limit with --max-turns (now %d) or narrow the task", max),
+		return errs.Newf(errs.KindMaxTurns, "",
 			"max turns reached (%d)", max)
 	}
 	if b := l.budget(); b > 0 {
 		if used := l.currentUsage().Total(); used >= b {
-			return errs.Newf(errs.KindBudget, "raise --budget-tokens or narrow the task",
+			return errs.Newf(errs.KindBudget, "",
 				"token budget exhausted: %d of %d tokens used", used, b)
 		}
 	}
@@ -724,7 +737,7 @@ func (l *loop) modelPhase(ctx context.Context, turn int) ([]transcript.Entry, er
 		if _, ok := errAsKind(err); ok {
 			return nil, err
 		}
-		return nil, errs.Wrap(errs.KindProvider, err, "model call failed", "check the provider's status and your network, then `lovia resume "+l.opts.RunID+"`")
+		return nil, errs.Wrap(errs.KindProvider, err, "model call failed", "check the provider's status and your network; the run is saved and can be resumed")
 	}
 	if u.Requests == 0 {
 		u.Requests = 1
@@ -796,13 +809,28 @@ func (l *loop) stream(ctx context.Context, turn int, req provider.Request) (repl
 			err = errs.Newf(errs.KindProvider, "this is a bug in the provider adapter; the run can be resumed", "provider panicked: %v", r)
 		}
 	}()
+	// Text the user saw stream before an error or an interrupt is kept (partial).
+	var pending strings.Builder
+	l.partial = nil
+	keepPartial := func() {
+		for _, e := range reply {
+			if e.Type == transcript.TypeAssistantText && strings.TrimSpace(e.Text) != "" {
+				l.partial = append(l.partial, e)
+			}
+		}
+		if t := pending.String(); strings.TrimSpace(t) != "" {
+			l.partial = append(l.partial, transcript.AssistantText(t))
+		}
+	}
 	for d, derr := range l.active.prov.Stream(ctx, req) {
 		if derr != nil {
+			keepPartial()
 			return reply, u, streamed, derr
 		}
 		switch d.Kind {
 		case provider.DeltaText:
 			streamed = true
+			pending.WriteString(d.Text)
 			l.emit(ctx, event.Event{Type: event.TextDelta, Turn: turn, Text: d.Text})
 		case provider.DeltaReasoning:
 			streamed = true
@@ -813,6 +841,9 @@ func (l *loop) stream(ctx context.Context, turn int, req provider.Request) (repl
 			if d.Entry != nil {
 				streamed = true
 				reply = append(reply, d.Entry.Clone())
+				if d.Entry.Type == transcript.TypeAssistantText {
+					pending.Reset()
+				}
 			}
 		case provider.DeltaUsage:
 			if d.Usage != nil {
@@ -823,10 +854,12 @@ func (l *loop) stream(ctx context.Context, turn int, req provider.Request) (repl
 		case provider.DeltaDiscard:
 			l.refused = false
 			reply, streamed = reply[:0], false
+			pending.Reset()
 			l.emit(ctx, event.Event{Type: event.OutputDiscarded, Turn: turn, Text: d.Text})
 		}
 	}
 	if ctx.Err() != nil {
+		keepPartial()
 		return reply, u, streamed, cancelError(ctx)
 	}
 	return reply, u, streamed, nil
@@ -1112,11 +1145,8 @@ func (l *loop) finish(ctx context.Context, err error) {
 		status = store.StatusFailed
 		if isCancelKind(err) {
 			status = store.StatusInterrupted
-			var e *errs.Error
-			if errors.As(err, &e) && e.Hint == "" {
-				err = &errs.Error{Kind: e.Kind, Msg: e.Msg, Err: e.Err, Hint: "continue with `lovia resume " + l.opts.RunID + "`"}
-			}
 		}
+		l.keepPartial(err)
 		// Only a run this process started or restored writes its head: a refused
 		// resume or a conflict must not clobber the stored run.
 		if l.owns && l.opts.Checkpointer != nil {
@@ -1215,7 +1245,7 @@ func (l *loop) complete(ctx context.Context) error {
 	if l.opts.Session != nil {
 		if err := l.opts.Session.Append(context.WithoutCancel(ctx), l.sessionID, l.opts.RunID, l.runEntries(), l.sessionMeta()); err != nil {
 			return errs.Wrap(errs.KindStore, err, "appending run "+l.opts.RunID+" to session "+l.sessionID,
-				"the run is complete in its checkpoint; `lovia resume "+l.opts.RunID+"` retries the append")
+				"the run is complete in its checkpoint; resuming it retries the append")
 		}
 	}
 	return nil

@@ -501,7 +501,7 @@ func TestMaxTurns(t *testing.T) {
 	m := memStore()
 	o = withStores(o, m)
 	res, err, evs := collect(t, Start(context.Background(), newAgent("a", loopy), Text("x"), o))
-	if errs.KindOf(err) != errs.KindMaxTurns || errs.ExitCode(err) != 3 || errs.HintOf(err) == "" {
+	if errs.KindOf(err) != errs.KindMaxTurns || errs.ExitCode(err) != 3 || strings.Contains(errs.HintOf(err), "--max-turns") {
 		t.Fatalf("err %v", err)
 	}
 	if res.Turns != 3 || res.FinishReason != "max_turns" || len(p.requests()) != 3 {

@@ -81,7 +81,7 @@ func (l *loop) activate(ctx context.Context, a *agent.Agent) (*active, error) {
 		return nil, errs.New(errs.KindConfig, "agent has no name", "give every agent a Name (it keys handoffs and resume)")
 	}
 	if a.Model == "" {
-		return nil, errs.Newf(errs.KindConfig, "pass --model PROVIDER:MODEL or set the agent's model", "agent %q has no model", a.Name)
+		return nil, errs.Newf(errs.KindConfig, "set a model (PROVIDER:MODEL) for the agent", "agent %q has no model", a.Name)
 	}
 	if l.opts.Resolve == nil {
 		return nil, errs.New(errs.KindConfig, "runtime options have no model resolver", "set runtime.Options.Resolve (e.g. a provider.Registry's Resolve)")
@@ -91,7 +91,7 @@ func (l *loop) activate(ctx context.Context, a *agent.Agent) (*active, error) {
 		if _, ok := errAsKind(err); ok {
 			return nil, err
 		}
-		return nil, errs.Wrap(errs.KindConfig, err, fmt.Sprintf("model %q of agent %q", a.Model, a.Name), "check --model PROVIDER:MODEL")
+		return nil, errs.Wrap(errs.KindConfig, err, fmt.Sprintf("model %q of agent %q", a.Model, a.Name), "check the model name (PROVIDER:MODEL)")
 	}
 	ac := &active{agent: a, prov: prov, info: prov.Info(), tools: map[string]*toolEntry{}}
 	rc := l.newRC(a.Name, l.turns)
@@ -195,7 +195,7 @@ func (l *loop) activate(ctx context.Context, a *agent.Agent) (*active, error) {
 	if len(a.OutputSchema) > 0 {
 		v, err := tool.CompileSchema(a.OutputSchema)
 		if err != nil {
-			return nil, errs.Wrap(errs.KindConfig, err, fmt.Sprintf("agent %q has an invalid output schema", a.Name), "fix the JSON Schema given with --output-schema")
+			return nil, errs.Wrap(errs.KindConfig, err, fmt.Sprintf("agent %q has an invalid output schema", a.Name), "fix the output JSON Schema")
 		}
 		ac.outputValidate = v
 		ac.nativeSchema = ac.info.NativeSchema

@@ -34,6 +34,10 @@ type StartRequest struct {
 	Model string
 	// ResumeRunID continues an interrupted run instead of starting one.
 	ResumeRunID string
+	// CarryRunID is an unfinished run of the session (interrupted, failed, stopped at
+	// a limit) the new run carries on: its prompt, partial reply and tool calls open
+	// the new run (runtime.Options.CarryRunID).
+	CarryRunID string
 }
 
 // SessionInfo is one row of the /sessions picker.

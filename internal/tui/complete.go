@@ -28,6 +28,7 @@ var slashCommands = []slashCommand{
 	{"/todo", "", "show the agent's todo list"},
 	{"/cost", "", "tokens and estimated cost of this session"},
 	{"/help", "", "keys and commands"},
+	{"/continue", "[TEXT]", "carry on after a turn limit or a failure"},
 	{"/quit", "", "leave (the session stays resumable)"},
 }
 

@@ -135,6 +135,7 @@ type Model struct {
 	lastContext    int
 	todos          json.RawMessage
 	interrupted    string // last interrupted run id
+	carry          string // unfinished run the next message carries on (continue.go)
 	pendingPrompt  string // initial prompt waiting for the history to print
 	evTime         time.Time
 	pendingCompact bool
@@ -334,6 +335,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onSessions(msg)
 	case historyMsg:
 		return m.onHistory(msg)
+	case lastRunMsg:
+		return m.onLastRun(msg)
 	case editorStartMsg:
 		return m.runEditor(msg)
 	case editorDoneMsg:
@@ -637,7 +640,7 @@ func (m *Model) submit(text string) tea.Cmd {
 		return nil
 	}
 	m.emit('u', renderUser(m.theme, text, m.width, ""))
-	return m.start(StartRequest{SessionID: m.sessionID, Prompt: text, Model: m.model})
+	return m.start(StartRequest{SessionID: m.sessionID, Prompt: text, Model: m.model, CarryRunID: m.carry})
 }
 
 func (m *Model) pushHistory(text string) {
@@ -681,6 +684,7 @@ func (m *Model) onRunStarted(msg runStartedMsg) tea.Cmd {
 		return nil
 	}
 	m.run = msg.run
+	m.carry, m.interrupted = "", "" // this run resumes or carries on the unfinished one
 	m.input.Placeholder = busyPlaceholder
 	m.runUsage = usage.Usage{}
 	m.turn = 0
@@ -966,6 +970,7 @@ func (m *Model) dropApproval(id string) {
 func (m *Model) reportFailure(ev event.Event) {
 	if ev.Status == "interrupted" || (ev.Error != nil && ev.Error.Kind == string(errs.KindCancelled)) {
 		m.interrupted = ev.RunID
+		m.noteUnfinished(ev)
 		m.emit('n', m.theme.Warn.Render(renderNotice(m.theme, "⏹ interrupted · /resume continues run "+ev.RunID+" · or just type", m.width)))
 		return
 	}
@@ -973,8 +978,9 @@ func (m *Model) reportFailure(ev event.Event) {
 	hint := ""
 	if ev.Error != nil {
 		msg = ev.Error.Message
-		hint = ev.Error.Hint
+		hint = chatHint(ev.Error.Kind, ev.Error.Hint)
 	}
+	m.noteUnfinished(ev)
 	out := m.theme.Err.Render(renderNotice(m.theme, "✗ "+msg, m.width))
 	if hint != "" {
 		out += "\n" + m.theme.Dim.Render(renderNotice(m.theme, "hint: "+hint, m.width))
@@ -1090,7 +1096,7 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		m.usage = usage.Usage{}
 		m.lastContext = 0
 		m.todos = nil
-		m.interrupted = ""
+		m.interrupted, m.carry = "", ""
 		m.emit('n', m.theme.Dim.Render(rule("new session", m.width)))
 		return nil, true
 	case "/sessions":
@@ -1120,6 +1126,8 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		m.emit('n', m.theme.Dim.Render(renderNotice(m.theme, "↻ resuming run "+id, m.width)))
 		m.interrupted = ""
 		return m.start(StartRequest{SessionID: m.sessionID, ResumeRunID: id, Model: m.model}), true
+	case "/continue":
+		return m.continueRun(arg), true
 	case "/model":
 		if arg != "" {
 			return m.chooseModel(arg), true
@@ -1261,7 +1269,7 @@ func (m *Model) switchSession(id string) tea.Cmd {
 	m.usage = usage.Usage{}
 	m.lastContext = 0
 	m.todos = nil
-	m.interrupted = ""
+	m.interrupted, m.carry = "", ""
 	return m.loadHistory(id)
 }
 
@@ -1278,6 +1286,9 @@ const historyShown = 200
 
 func (m *Model) onHistory(msg historyMsg) tea.Cmd {
 	m.printHistory(msg)
+	if check := m.checkLastRun(msg.id); check != nil {
+		return check // an initial prompt follows the answer (onLastRun)
+	}
 	if p := m.pendingPrompt; p != "" {
 		m.pendingPrompt = ""
 		return m.submit(p)
@@ -1309,7 +1320,7 @@ func (m *Model) printHistory(msg historyMsg) {
 	for _, e := range entries {
 		switch e.Type {
 		case transcript.TypeInput:
-			if e.IsUser() {
+			if e.IsUser() && !m.historyNote(e) {
 				m.emit('u', renderUser(m.theme, e.Text, m.width, ""))
 			}
 		case transcript.TypeAssistantText:

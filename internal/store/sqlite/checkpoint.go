@@ -339,6 +339,7 @@ type RunInfo struct {
 	// Holder is the live process holding the run (nil when none).
 	Holder    *Holder   `json:"holder,omitempty"`
 	Error     string    `json:"error,omitempty"`
+	ErrorKind string    `json:"error_kind,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -396,7 +397,7 @@ ORDER BY r.updated_at DESC, r.run_id`
 			ri := RunInfo{
 				ID: id, SessionID: h.SessionID, StoredStatus: h.Status, Agent: h.Agent,
 				EntryAgent: h.EntryAgent, Turns: h.Turns, Usage: h.Usage, Model: settingString(h.Settings, "model"),
-				Entries: int(n), PID: h.PID, Error: h.Error,
+				Entries: int(n), PID: h.PID, Error: h.Error, ErrorKind: h.ErrorKind,
 				StartedAt: fromMillis(started), UpdatedAt: fromMillis(updated),
 			}
 			if host.Valid {
