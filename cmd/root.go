@@ -169,6 +169,7 @@ Anthropic model, and keeps every run resumable.
 	root.AddCommand(NewCmdSkills(f, nil))
 	root.AddCommand(NewCmdMCP(f, nil))
 	root.AddCommand(NewCmdTrust(f, nil))
+	root.AddCommand(NewCmdRewind(f, nil), NewCmdCheckpoints(f, nil))
 	registerModelPresetCompletion(root, f)
 	registerSessionFlagCompletion(root, f)
 	return root

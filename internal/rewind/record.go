@@ -62,6 +62,7 @@ type Recorder struct {
 	mu   sync.Mutex
 	snap *snapshotter
 	runs map[string]*runLog
+	gen  string // the store's generation when snap.known was last valid
 }
 
 type runLog struct {
@@ -109,6 +110,10 @@ func (r *Recorder) cachePath() string {
 func (r *Recorder) current() (*snapResult, error) {
 	if r.snap.cache == nil {
 		r.snap.cache = loadCache(r.cachePath())
+	}
+	if g := r.store.generation(); g != r.gen {
+		// A prune may have deleted objects this process thinks are stored.
+		r.gen, r.snap.known = g, map[string]bool{}
 	}
 	return r.snap.snapshot()
 }

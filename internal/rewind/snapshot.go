@@ -202,6 +202,18 @@ func (ws *walkState) dir(rel string, ign workspace.Ignores) (string, error) {
 	return h, nil
 }
 
+// stored reports whether object h is in the store (checked once per process).
+func (s *snapshotter) stored(h string) bool {
+	if s.known[h] {
+		return true
+	}
+	if s.obj.has(h) {
+		s.known[h] = true
+		return true
+	}
+	return false
+}
+
 func (ws *walkState) store(h string, data []byte) error {
 	if ws.s.known[h] {
 		return nil
@@ -228,7 +240,7 @@ func (ws *walkState) file(rel string, de fs.DirEntry) (Entry, bool) {
 		ws.res.Notes = append(ws.res.Notes, fmt.Sprintf("%s not checkpointed: %s over the per-file cap of %s", rel, human(fi.Size()), human(ws.s.limits.MaxFileBytes)))
 		return e, true
 	}
-	if c, ok := ws.s.cache[rel]; ok && c.Key == key && ws.s.known[c.Hash] {
+	if c, ok := ws.s.cache[rel]; ok && c.Key == key && ws.s.stored(c.Hash) {
 		e.Hash = c.Hash
 		ws.next[rel] = c
 		return e, true
