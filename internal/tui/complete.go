@@ -28,6 +28,8 @@ var slashCommands = []slashCommand{
 	{"/compact", "", "compact the context now"},
 	{"/todo", "", "show the agent's todo list"},
 	{"/cost", "", "tokens and estimated cost of this session"},
+	{"/undo", "", "undo the last message: its file changes and the conversation"},
+	{"/rewind", "", "pick a message to go back to (code, conversation or both)"},
 	{"/help", "", "keys and commands"},
 	{"/quit", "", "leave (the session stays resumable)"},
 }
