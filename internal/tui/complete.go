@@ -28,9 +28,9 @@ var slashCommands = []slashCommand{
 	{"/compact", "", "compact the context now"},
 	{"/todo", "", "show the agent's todo list"},
 	{"/cost", "", "tokens and estimated cost of this session"},
+	{"/help", "", "keys and commands"},
 	{"/undo", "", "undo the last message: its file changes and the conversation"},
 	{"/rewind", "", "pick a message to go back to (code, conversation or both)"},
-	{"/help", "", "keys and commands"},
 	{"/quit", "", "leave (the session stays resumable)"},
 }
 
