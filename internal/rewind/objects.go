@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 )
 
 // Kinds of tree entries.
@@ -55,6 +56,10 @@ func (e Entry) same(o Entry) bool {
 // named by the SHA-256 of the raw content.
 type objects struct {
 	dir string
+
+	mu  sync.Mutex
+	zw  *flate.Writer // reused: a new deflate writer allocates about a megabyte
+	buf bytes.Buffer
 }
 
 func hashOf(data []byte) string {
@@ -89,19 +94,25 @@ func (o *objects) put(h string, data []byte) (written int64, err error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return 0, fmt.Errorf("store object: %w", err)
 	}
-	var buf bytes.Buffer
-	zw, _ := flate.NewWriter(&buf, flate.BestSpeed)
-	zw.Write(data)
-	zw.Close()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.buf.Reset()
+	if o.zw == nil {
+		o.zw, _ = flate.NewWriter(&o.buf, flate.BestSpeed)
+	} else {
+		o.zw.Reset(&o.buf)
+	}
+	o.zw.Write(data)
+	o.zw.Close()
 	tmp := fmt.Sprintf("%s.tmp-%s", p, rand.Text()[:8])
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o600); err != nil {
+	if err := os.WriteFile(tmp, o.buf.Bytes(), 0o600); err != nil {
 		return 0, fmt.Errorf("store object: %w", err)
 	}
 	if err := os.Rename(tmp, p); err != nil {
 		os.Remove(tmp)
 		return 0, fmt.Errorf("store object: %w", err)
 	}
-	return int64(buf.Len()), nil
+	return int64(o.buf.Len()), nil
 }
 
 // get returns the content of h, checked against its hash.

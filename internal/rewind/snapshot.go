@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,7 +72,15 @@ type snapshotter struct {
 	obj     *objects
 	known   map[string]bool // objects known to be stored
 	cache   statCache
-	now     func() time.Time
+	// trees remembers each directory's last entries and tree hash, so an unchanged
+	// directory is neither encoded nor hashed again.
+	trees map[string]dirTree
+	now   func() time.Time
+}
+
+type dirTree struct {
+	entries []Entry
+	hash    string
 }
 
 // result of one snapshot.
@@ -194,11 +203,18 @@ func (ws *walkState) dir(rel string, ign workspace.Ignores) (string, error) {
 		}
 		// FIFOs, sockets and devices are not content: skipped.
 	}
+	if t, ok := ws.s.trees[rel]; ok && slices.Equal(t.entries, entries) && ws.s.known[t.hash] {
+		return t.hash, nil
+	}
 	data := encodeTree(entries)
 	h := hashOf(data)
 	if err := ws.store(h, data); err != nil {
 		return "", err
 	}
+	if ws.s.trees == nil {
+		ws.s.trees = map[string]dirTree{}
+	}
+	ws.s.trees[rel] = dirTree{entries: entries, hash: h}
 	return h, nil
 }
 
