@@ -96,40 +96,36 @@ func BenchmarkFirstCheckpoint10kFiles(b *testing.B) {
 	}
 }
 
-// TestGrowthPer100Edits reports how much the store grows over 100 edits of one
-// 4 KiB file in a 10,000-file repository, each checkpointed (run with -v).
-func TestGrowthPer100Edits(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 10,000 files")
-	}
+// BenchmarkGrowthPer100Edits reports how much the store grows over 100 edits of one
+// 4 KiB file in a 10,000-file repository, each checkpointed (KiB/100edits), and the
+// time of one such checkpoint (ms/checkpoint).
+func BenchmarkGrowthPer100Edits(b *testing.B) {
 	ctx := context.Background()
-	base := t.TempDir()
+	base := b.TempDir()
 	root := filepath.Join(base, "repo")
-	makeRepo(t, root, 10_000)
-	s := Open(filepath.Join(base, "data"))
-	rec := s.NewRecorder(root, nil, Limits{}, nil)
-	start := time.Now()
-	rec.Checkpoint(ctx, rc("r0"), "shell", "")
-	first := time.Since(start)
-	initial := dirSize(filepath.Join(base, "data"))
+	makeRepo(b, root, 10_000)
 	body := make([]byte, 4096)
 	for i := range body {
 		body[i] = byte('a' + (i*7)%26)
 	}
 	target := filepath.Join(root, "pkg042", "file04242.go")
-	start = time.Now()
-	for i := 0; i < 100; i++ {
-		copy(body, fmt.Sprintf("edit %03d\n", i))
-		os.WriteFile(target, body, 0o644)
-		if err := rec.Checkpoint(ctx, rc("r1"), "edit_file", "x"); err != nil {
-			t.Fatal(err)
+	for n := 0; b.Loop(); n++ {
+		data := filepath.Join(base, fmt.Sprintf("data%d", n))
+		s := Open(data)
+		rec := s.NewRecorder(root, nil, Limits{}, nil)
+		if err := rec.Checkpoint(ctx, rc("r0"), "shell", ""); err != nil {
+			b.Fatal(err)
 		}
-	}
-	per := time.Since(start) / 100
-	grown := dirSize(filepath.Join(base, "data")) - initial
-	t.Logf("first checkpoint (10,000 files, 10 MiB, no cache): %v; store %d KiB", first, initial>>10)
-	t.Logf("100 edits of a 4 KiB file, each checkpointed: store grew %d KiB (%.1f KiB per edit); %v per checkpoint", grown>>10, float64(grown)/100/1024, per)
-	if grown > 10<<20 {
-		t.Errorf("100 edits grew the store by %d bytes", grown)
+		initial := dirSize(data)
+		start := time.Now()
+		for i := 0; i < 100; i++ {
+			copy(body, fmt.Sprintf("edit %03d %03d\n", n, i))
+			os.WriteFile(target, body, 0o644)
+			if err := rec.Checkpoint(ctx, rc("r1"), "edit_file", "x"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(time.Since(start).Milliseconds())/100, "ms/checkpoint")
+		b.ReportMetric(float64(dirSize(data)-initial)/1024, "KiB/100edits")
 	}
 }
