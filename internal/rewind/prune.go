@@ -89,7 +89,7 @@ func (s *Store) sweep(runs []*Run) (deleted int, freed, size int64, err error) {
 			mark(t.Tree)
 		}
 	}
-	cutoff := time.Now().Add(-pruneGrace)
+	cutoff := time.Now().Add(-s.grace())
 	err = filepath.WalkDir(s.obj.dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil
@@ -114,6 +114,13 @@ func (s *Store) sweep(runs []*Run) (deleted int, freed, size int64, err error) {
 		_ = os.WriteFile(filepath.Join(s.dir, "generation"), []byte(strconv.FormatInt(time.Now().UnixNano(), 10)), 0o600)
 	}
 	return deleted, freed, size, err
+}
+
+func (s *Store) grace() time.Duration {
+	if s.pruneGrace != nil {
+		return *s.pruneGrace
+	}
+	return pruneGrace
 }
 
 // generation changes whenever Prune deleted objects.

@@ -252,6 +252,8 @@ func summarize(name string, args json.RawMessage) string {
 type Store struct {
 	dir string
 	obj *objects
+	// pruneGrace overrides the grace period of Prune (tests).
+	pruneGrace *time.Duration
 }
 
 // Open returns the store under dataDir (created on first write).

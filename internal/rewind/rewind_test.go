@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/lovia-dev/lovia/internal/tool"
 )
@@ -201,5 +202,53 @@ func TestWalkSkipsGitAndLinksOut(t *testing.T) {
 	tc.diff("", run.Before(), "", set)
 	if len(set) != 1 || !set["rootlink"] {
 		t.Errorf("snapshot holds %v, want only rootlink", set)
+	}
+}
+
+func TestPruneKeepsWhatLiveCheckpointsUse(t *testing.T) {
+	ctx := context.Background()
+	root, s, rec := setup(t)
+	zero := time.Duration(0)
+	s.pruneGrace = &zero
+	write(t, root, "shared.txt", "shared", 0o644)
+	write(t, root, "a.txt", "only in session a", 0o644)
+	rec.Checkpoint(ctx, &tool.RunContext{RunID: "ra", SessionID: "a"}, "shell", "")
+	os.Remove(filepath.Join(root, "a.txt"))
+	write(t, root, "b.txt", "only in session b", 0o644)
+	rec.Checkpoint(ctx, &tool.RunContext{RunID: "rb", SessionID: "b"}, "shell", "")
+	if err := s.DeleteSession("a"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Prune(DefaultBudget, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Objects == 0 {
+		t.Fatal("nothing pruned")
+	}
+	if s.obj.has(hashOf([]byte("only in session a"))) {
+		t.Error("an object only the deleted session used is still there")
+	}
+	for _, body := range []string{"shared", "only in session b"} {
+		if !s.obj.has(hashOf([]byte(body))) {
+			t.Errorf("%q was pruned but session b uses it", body)
+		}
+	}
+	// A recorder of another process learns of the prune and stores again what it
+	// needs (the stat cache alone must not make it refer to a pruned object).
+	write(t, root, "a.txt", "only in session a", 0o644)
+	os.Chtimes(filepath.Join(root, "a.txt"), time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
+	rec.Checkpoint(ctx, &tool.RunContext{RunID: "rc", SessionID: "c"}, "shell", "")
+	os.Remove(filepath.Join(root, "a.txt"))
+	rec.Checkpoint(ctx, &tool.RunContext{RunID: "rc", SessionID: "c"}, "shell", "")
+	p, err := s.Plan(ctx, rec, "rc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(ctx, p, false); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "a.txt")); string(b) != "only in session a" {
+		t.Errorf("a.txt = %q", b)
 	}
 }

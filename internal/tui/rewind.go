@@ -92,6 +92,14 @@ func (m *Model) rewindCommand(name string) (tea.Cmd, bool) {
 // rewindMsg handles the rewind messages (false: not one of them).
 func (m *Model) rewindMsg(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
+	case runStartedMsg:
+		if msg.err == nil {
+			m.rw.empty = false // a new run can be rewound again
+		}
+		return nil, false
+	case sessionsMsg, historyMsg:
+		m.rw.empty = false
+		return nil, false
 	case rewindPointsMsg:
 		m.notice = ""
 		if msg.err != nil {
