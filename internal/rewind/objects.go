@@ -14,7 +14,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -172,5 +171,3 @@ func containsSep(n string) bool {
 	}
 	return false
 }
-
-var errNotDir = errors.New("not a directory")

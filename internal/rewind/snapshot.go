@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/lovia-dev/lovia/internal/workspace"
@@ -353,9 +352,4 @@ func saveCache(path string, c statCache) error {
 		return err
 	}
 	return os.Rename(tmp, path)
-}
-
-// under reports whether p is root or inside it (both clean and absolute).
-func under(p, root string) bool {
-	return p == root || strings.HasPrefix(p, root+string(filepath.Separator))
 }
