@@ -173,6 +173,7 @@ Anthropic model, and keeps every run resumable.
 	root.AddCommand(NewCmdServe(f, nil))
 	root.AddCommand(NewCmdInstructions(f, nil))
 	root.AddCommand(NewCmdACP(f, nil))
+	root.AddCommand(NewCmdRewind(f, nil), NewCmdCheckpoints(f, nil))
 	registerModelPresetCompletion(root, f)
 	registerSessionFlagCompletion(root, f)
 	return root

@@ -324,6 +324,7 @@ func sessionsRm(ctx context.Context, opts *SessionsOptions) error {
 	if err := s.DB.Sessions().DeleteSession(ctx, opts.ID); err != nil {
 		return err
 	}
+	removeCheckpoints(s, opts.ID)
 	fmt.Fprintf(f.IO.ErrOut, "deleted session %s (%s)\n", info.ID, plural(info.Runs, "run"))
 	return nil
 }

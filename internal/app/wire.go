@@ -27,6 +27,7 @@ type extras struct {
 	// mcpPolicies decide MCP calls per workspace policy; they hold the session's
 	// "allow this tool for the session" grants, so they live as long as the App.
 	mcpPolicies map[string]*workspace.MCPPolicy
+	rewind      rewindState
 }
 
 func (x *extras) init(_ context.Context, a *App) error {
@@ -96,7 +97,7 @@ func (x *extras) agentPlugins(a *App, policy string) ([]plugin.Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := []plugin.Plugin{w.Plugin()}
+	out := []plugin.Plugin{a.withCheckpoints(w.Plugin())}
 	if x.mcp != nil {
 		pol, err := x.mcpPolicy(a, policy, w)
 		if err != nil {

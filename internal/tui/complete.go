@@ -29,6 +29,8 @@ var slashCommands = []slashCommand{
 	{"/cost", "", "tokens and estimated cost of this session"},
 	{"/help", "", "keys and commands"},
 	{"/continue", "[TEXT]", "carry on after a turn limit or a failure"},
+	{"/undo", "", "undo the last message: its file changes and the conversation"},
+	{"/rewind", "", "pick a message to go back to (code, conversation or both)"},
 	{"/quit", "", "leave (the session stays resumable)"},
 }
 

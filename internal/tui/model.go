@@ -169,6 +169,7 @@ type Model struct {
 	ticking        bool
 	notice         string
 	picker         *picker
+	rw             rewindState // /undo, /rewind (rewind.go)
 
 	// scrollback output
 	outbox   []string
@@ -285,6 +286,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func (m *Model) update(msg tea.Msg) tea.Cmd {
+	if cmd, ok := m.rewindMsg(msg); ok {
+		return cmd
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 5)
@@ -595,6 +599,9 @@ func (m *Model) pickerKey(s string) tea.Cmd {
 			return nil
 		}
 		v := p.values[p.sel]
+		if cmd, ok := m.rewindPick(p.kind, v); ok {
+			return cmd
+		}
 		switch p.kind {
 		case "session":
 			cmd := m.switchSession(v)
@@ -1081,6 +1088,9 @@ func (m *Model) restoreQueued(texts []string) {
 func (m *Model) command(text string) (tea.Cmd, bool) {
 	name, arg, _ := strings.Cut(text, " ")
 	arg = strings.TrimSpace(arg)
+	if cmd, ok := m.rewindCommand(name); ok {
+		return cmd, true
+	}
 	switch name {
 	case "/quit", "/exit", "/q":
 		return m.quit(), true

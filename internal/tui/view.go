@@ -194,6 +194,8 @@ func (m *Model) statusLine(w int, spin string) string {
 		right = spin + " esc interrupts"
 	case m.starting:
 		right = spin + " starting"
+	case m.rewindHint() != "":
+		right = m.rewindHint()
 	}
 	if right != "" {
 		room := w - ansi.StringWidth(right) - 3

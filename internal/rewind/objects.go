@@ -1,0 +1,173 @@
+// Package rewind keeps checkpoints of a workspace root so that what a run changed —
+// through the file tools or through shell commands — can be undone. A checkpoint is
+// the hash of a tree object in a content-addressed store under the data directory
+// (never in the user's .git): blobs hold file contents, trees hold one directory each
+// (name, kind, mode, size, hash), so an unchanged directory costs nothing in a new
+// checkpoint. A per-root stat cache means a snapshot reads only the files whose stat
+// changed since the last one; the cost of a snapshot is about one tree walk.
+package rewind
+
+import (
+	"bytes"
+	"compress/flate"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+)
+
+// Kinds of tree entries.
+const (
+	KindFile    = "f"
+	KindSymlink = "l"
+	KindDir     = "d"
+	// KindSkipped is a regular file over a size cap: its content is not kept, so it
+	// can be neither restored nor deleted by a rewind.
+	KindSkipped = "s"
+)
+
+// Entry is one name in a tree.
+type Entry struct {
+	Name string `json:"n"`
+	Kind string `json:"k"`
+	// Mode holds the permission bits (0o777) of files and directories.
+	Mode uint32 `json:"m,omitempty"`
+	Size int64  `json:"s,omitempty"`
+	// Hash is the blob of a file, the tree of a directory.
+	Hash string `json:"h,omitempty"`
+	// Target is a symlink's content (never followed).
+	Target string `json:"t,omitempty"`
+}
+
+// same reports whether two entries describe the same content.
+func (e Entry) same(o Entry) bool {
+	return e.Kind == o.Kind && e.Hash == o.Hash && e.Target == o.Target && e.Size == o.Size &&
+		(e.Kind == KindDir || e.Mode == o.Mode)
+}
+
+// objects is the content-addressed store: objects/ab/cdef… holding deflated content
+// named by the SHA-256 of the raw content.
+type objects struct {
+	dir string
+
+	mu  sync.Mutex
+	zw  *flate.Writer // reused: a new deflate writer allocates about a megabyte
+	buf bytes.Buffer
+}
+
+func hashOf(data []byte) string {
+	s := sha256.Sum256(data)
+	return hex.EncodeToString(s[:])
+}
+
+func (o *objects) path(h string) string { return filepath.Join(o.dir, h[:2], h[2:]) }
+
+func validHash(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil
+}
+
+// has reports whether h is stored.
+func (o *objects) has(h string) bool {
+	_, err := os.Lstat(o.path(h))
+	return err == nil
+}
+
+// put stores data under hash h (computed by the caller) unless it is already there.
+// Writes are atomic (temporary file, rename), so concurrent processes may put the
+// same object.
+func (o *objects) put(h string, data []byte) (written int64, err error) {
+	p := o.path(h)
+	if _, err := os.Lstat(p); err == nil {
+		return 0, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return 0, fmt.Errorf("store object: %w", err)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.buf.Reset()
+	if o.zw == nil {
+		o.zw, _ = flate.NewWriter(&o.buf, flate.BestSpeed)
+	} else {
+		o.zw.Reset(&o.buf)
+	}
+	o.zw.Write(data)
+	o.zw.Close()
+	tmp := fmt.Sprintf("%s.tmp-%s", p, rand.Text()[:8])
+	if err := os.WriteFile(tmp, o.buf.Bytes(), 0o600); err != nil {
+		return 0, fmt.Errorf("store object: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return 0, fmt.Errorf("store object: %w", err)
+	}
+	return int64(o.buf.Len()), nil
+}
+
+// get returns the content of h, checked against its hash.
+func (o *objects) get(h string) ([]byte, error) {
+	if !validHash(h) {
+		return nil, fmt.Errorf("bad object id %q", h)
+	}
+	f, err := os.Open(o.path(h))
+	if err != nil {
+		return nil, fmt.Errorf("read object %s: %w", h[:12], err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(flate.NewReader(f))
+	if err != nil {
+		return nil, fmt.Errorf("read object %s: %w", h[:12], err)
+	}
+	if hashOf(data) != h {
+		return nil, fmt.Errorf("object %s is damaged", h[:12])
+	}
+	return data, nil
+}
+
+// encodeTree is the canonical form of a directory: entries sorted by name.
+func encodeTree(entries []Entry) []byte {
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+	data, _ := json.Marshal(entries)
+	return data
+}
+
+func (o *objects) tree(h string) ([]Entry, error) {
+	data, err := o.get(h)
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("tree %s: %w", h[:12], err)
+	}
+	for _, e := range out {
+		if !validName(e.Name) {
+			return nil, fmt.Errorf("tree %s: bad name %q", h[:12], e.Name)
+		}
+	}
+	return out, nil
+}
+
+// validName refuses names that could leave a directory when joined.
+func validName(n string) bool {
+	return n != "" && n != "." && n != ".." && !containsSep(n)
+}
+
+func containsSep(n string) bool {
+	for i := 0; i < len(n); i++ {
+		if n[i] == '/' || n[i] == 0 || (filepath.Separator == '\\' && n[i] == '\\') {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,355 @@
+package rewind
+
+import (
+	"encoding/gob"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/lovia-dev/lovia/internal/workspace"
+)
+
+// Limits bound what one snapshot keeps.
+type Limits struct {
+	// MaxFileBytes: larger regular files are recorded as skipped (default 10 MiB).
+	MaxFileBytes int64
+	// MaxSnapshotBytes: new content read by one snapshot beyond this is skipped
+	// (default 256 MiB).
+	MaxSnapshotBytes int64
+	// MaxFiles: entries beyond this many are not walked (default 200,000).
+	MaxFiles int
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = 10 << 20
+	}
+	if l.MaxSnapshotBytes <= 0 {
+		l.MaxSnapshotBytes = 256 << 20
+	}
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = 200_000
+	}
+	return l
+}
+
+// alwaysSkipped are directory names never walked, whatever .gitignore says: git's
+// own state (the user's and nested repositories') is never read or restored, and
+// dependency trees are rebuilt, not rewound.
+var alwaysSkipped = map[string]bool{".git": true, "node_modules": true, ".hg": true, ".svn": true, ".jj": true}
+
+// statKey is what the stat cache compares: a file whose key is unchanged is not read.
+type statKey struct {
+	MtimeNs int64
+	CtimeNs int64
+	Ino     uint64
+	Size    int64
+	Mode    uint32
+}
+
+type cached struct {
+	Key  statKey
+	Hash string
+}
+
+// statCache maps root-relative paths to the hash of the content they had.
+type statCache map[string]cached
+
+// racyWindow: a file modified this recently may change again within the clock's
+// granularity without its stat changing, so its hash is not cached (git's "racy" rule).
+const racyWindow = 2 * time.Second
+
+// snapshotter walks one root.
+type snapshotter struct {
+	root    string
+	limits  Limits
+	exclude []string // absolute paths never walked (lovia's own data)
+	obj     *objects
+	known   map[string]bool // objects known to be stored
+	cache   statCache
+	// trees remembers each directory's last entries and tree hash, so an unchanged
+	// directory is neither encoded nor hashed again.
+	trees map[string]dirTree
+	now   func() time.Time
+}
+
+type dirTree struct {
+	entries []Entry
+	hash    string
+}
+
+// result of one snapshot.
+type snapResult struct {
+	Tree    string
+	Files   int
+	Read    int64 // bytes of content read (stat changed)
+	Written int64 // bytes added to the store
+	Notes   []string
+}
+
+type walkState struct {
+	s      *snapshotter
+	r      *os.Root
+	res    *snapResult
+	next   statCache
+	files  int
+	capped bool
+}
+
+// snapshot walks the root and returns the tree of its current state.
+func (s *snapshotter) snapshot() (*snapResult, error) {
+	r, err := os.OpenRoot(s.root)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", s.root, err)
+	}
+	defer r.Close()
+	res := &snapResult{}
+	ws := &walkState{s: s, r: r, res: res, next: make(statCache, len(s.cache))}
+	h, err := ws.dir("", workspace.RootIgnores(s.root))
+	if err != nil {
+		return nil, err
+	}
+	if ws.capped {
+		res.Notes = append(res.Notes, fmt.Sprintf("more than %d files: the rest were not checkpointed", s.limits.MaxFiles))
+	}
+	s.cache = ws.next
+	res.Tree = h
+	res.Files = ws.files
+	return res, nil
+}
+
+func (ws *walkState) excluded(abs string) bool {
+	for _, x := range ws.s.exclude {
+		if abs == x {
+			return true
+		}
+	}
+	return false
+}
+
+// dir builds the tree of rel ("" is the root) and returns its hash.
+func (ws *walkState) dir(rel string, ign workspace.Ignores) (string, error) {
+	name := rel
+	if name == "" {
+		name = "."
+	}
+	f, err := ws.r.Open(name)
+	if err != nil {
+		return "", fmt.Errorf("snapshot: open %s: %w", name, err)
+	}
+	des, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return "", fmt.Errorf("snapshot: list %s: %w", name, err)
+	}
+	entries := make([]Entry, 0, len(des))
+	for _, de := range des {
+		n := de.Name()
+		if !validName(n) {
+			continue
+		}
+		crel := n
+		if rel != "" {
+			crel = rel + "/" + n
+		}
+		typ := de.Type()
+		isDir := typ&fs.ModeDir != 0
+		if ws.files >= ws.s.limits.MaxFiles {
+			ws.capped = true
+			break
+		}
+		if isDir && alwaysSkipped[n] {
+			continue
+		}
+		if ign.Ignored(crel, isDir) {
+			continue
+		}
+		abs := filepath.Join(ws.s.root, filepath.FromSlash(crel))
+		switch {
+		case isDir:
+			if ws.excluded(abs) {
+				continue
+			}
+			fi, err := de.Info()
+			if err != nil {
+				continue // vanished
+			}
+			h, err := ws.dir(crel, ign.With(abs, crel))
+			if err != nil {
+				return "", err
+			}
+			entries = append(entries, Entry{Name: n, Kind: KindDir, Mode: uint32(fi.Mode().Perm()), Hash: h})
+		case typ&fs.ModeSymlink != 0:
+			t, err := ws.r.Readlink(crel)
+			if err != nil {
+				continue
+			}
+			ws.files++
+			entries = append(entries, Entry{Name: n, Kind: KindSymlink, Target: t})
+		case typ.IsRegular():
+			if ws.excluded(abs) {
+				continue
+			}
+			e, ok := ws.file(crel, de)
+			if ok {
+				ws.files++
+				entries = append(entries, e)
+			}
+		}
+		// FIFOs, sockets and devices are not content: skipped.
+	}
+	if t, ok := ws.s.trees[rel]; ok && slices.Equal(t.entries, entries) && ws.s.known[t.hash] {
+		return t.hash, nil
+	}
+	data := encodeTree(entries)
+	h := hashOf(data)
+	if err := ws.store(h, data); err != nil {
+		return "", err
+	}
+	if ws.s.trees == nil {
+		ws.s.trees = map[string]dirTree{}
+	}
+	ws.s.trees[rel] = dirTree{entries: entries, hash: h}
+	return h, nil
+}
+
+// stored reports whether object h is in the store (checked once per process).
+func (s *snapshotter) stored(h string) bool {
+	if s.known[h] {
+		return true
+	}
+	if s.obj.has(h) {
+		s.known[h] = true
+		return true
+	}
+	return false
+}
+
+func (ws *walkState) store(h string, data []byte) error {
+	if ws.s.known[h] {
+		return nil
+	}
+	n, err := ws.s.obj.put(h, data)
+	if err != nil {
+		return err
+	}
+	ws.res.Written += n
+	ws.s.known[h] = true
+	return nil
+}
+
+// file records one regular file, reading it only when its stat changed.
+func (ws *walkState) file(rel string, de fs.DirEntry) (Entry, bool) {
+	fi, err := de.Info()
+	if err != nil || !fi.Mode().IsRegular() {
+		return Entry{}, false
+	}
+	e := Entry{Name: de.Name(), Kind: KindFile, Mode: uint32(fi.Mode().Perm()), Size: fi.Size()}
+	key := keyOf(fi)
+	if fi.Size() > ws.s.limits.MaxFileBytes {
+		e.Kind = KindSkipped
+		ws.res.Notes = append(ws.res.Notes, fmt.Sprintf("%s not checkpointed: %s over the per-file cap of %s", rel, human(fi.Size()), human(ws.s.limits.MaxFileBytes)))
+		return e, true
+	}
+	if c, ok := ws.s.cache[rel]; ok && c.Key == key && ws.s.stored(c.Hash) {
+		e.Hash = c.Hash
+		ws.next[rel] = c
+		return e, true
+	}
+	if ws.res.Read+fi.Size() > ws.s.limits.MaxSnapshotBytes {
+		e.Kind = KindSkipped
+		ws.res.Notes = append(ws.res.Notes, fmt.Sprintf("%s not checkpointed: the snapshot's cap of %s was reached", rel, human(ws.s.limits.MaxSnapshotBytes)))
+		return e, true
+	}
+	data, fi2, err := readNoFollow(ws.r, rel, ws.s.limits.MaxFileBytes)
+	if err != nil {
+		return Entry{}, false // vanished or replaced by something that is not a file
+	}
+	ws.res.Read += int64(len(data))
+	h := hashOf(data)
+	if err := ws.store(h, data); err != nil {
+		ws.res.Notes = append(ws.res.Notes, fmt.Sprintf("%s not checkpointed: %v", rel, err))
+		e.Kind = KindSkipped
+		return e, true
+	}
+	e.Hash, e.Size, e.Mode = h, int64(len(data)), uint32(fi2.Mode().Perm())
+	key2 := keyOf(fi2)
+	if ws.s.now().Sub(fi2.ModTime()) > racyWindow && key2.Size == int64(len(data)) {
+		ws.next[rel] = cached{Key: key2, Hash: h}
+	}
+	return e, true
+}
+
+// readNoFollow reads a regular file without following a link in its last component
+// and without blocking on a FIFO swapped in after the listing.
+func readNoFollow(r *os.Root, rel string, limit int64) ([]byte, os.FileInfo, error) {
+	f, err := r.OpenFile(rel, os.O_RDONLY|noFollowFlags, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, errNotRegular
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, nil, errNotRegular
+	}
+	return data, fi, nil
+}
+
+var errNotRegular = fmt.Errorf("not a regular file")
+
+func human(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func loadCache(path string) statCache {
+	f, err := os.Open(path)
+	if err != nil {
+		return statCache{}
+	}
+	defer f.Close()
+	var c statCache
+	if gob.NewDecoder(f).Decode(&c) != nil || c == nil {
+		return statCache{}
+	}
+	return c
+}
+
+func saveCache(path string, c statCache) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := gob.NewEncoder(f).Encode(c); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,13 @@
+//go:build !unix
+
+package rewind
+
+import "os"
+
+// Without O_NOFOLLOW the walker still never opens an entry listed as a link; a file
+// swapped for a link between listing and opening stays confined by os.Root.
+const noFollowFlags = 0
+
+func keyOf(fi os.FileInfo) statKey {
+	return statKey{MtimeNs: fi.ModTime().UnixNano(), Size: fi.Size(), Mode: uint32(fi.Mode())}
+}

@@ -1,0 +1,19 @@
+//go:build unix
+
+package rewind
+
+import (
+	"os"
+	"syscall"
+)
+
+const noFollowFlags = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
+
+func keyOf(fi os.FileInfo) statKey {
+	k := statKey{MtimeNs: fi.ModTime().UnixNano(), Size: fi.Size(), Mode: uint32(fi.Mode())}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		k.Ino = uint64(st.Ino)
+		k.CtimeNs = ctimeNs(st)
+	}
+	return k
+}
