@@ -41,6 +41,12 @@ func WithHint(err error, runID string) error {
 		return err
 	}
 	h := Hint(errs.KindOf(err), runID)
+	if errors.Is(err, runtime.ErrDifferentInput) {
+		h = "pass a new --run-id for a new prompt, or continue that run with `lovia resume RUN_ID`"
+		if runID != "" {
+			h = "pass a new --run-id for a new prompt, or continue that run with `lovia resume " + runID + "`"
+		}
+	}
 	if h == "" {
 		return err
 	}

@@ -146,6 +146,10 @@ func carriedError(runID string, h store.Head) error {
 // ErrCarried matches (errors.Is) the error of resuming a run a later run carried on.
 var ErrCarried = errors.New("run was carried on by a later run")
 
+// ErrDifferentInput: a run id was given again with another prompt (an idempotency
+// key reused by mistake). Front ends word the way out (a new id, or resuming it).
+var ErrDifferentInput = errors.New("already exists with a different prompt")
+
 // keepPartial records the reply text an error or an interrupt cut off, followed by a
 // note saying so, so the user's view of the reply stays in the record. No call of the
 // cut-off reply is kept: none of them ran.

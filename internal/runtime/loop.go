@@ -340,8 +340,8 @@ func (l *loop) execute(ctx context.Context) error {
 		l.h.setSessionID(l.sessionID)
 		if !sameInput(snap.Entries, l.input) {
 			// An idempotency key re-issued with another prompt is a mistake, not a replay.
-			return errs.Newf(errs.KindRunConflict, "use a new run id for a new prompt, or resume that run",
-				"run %q already exists with a different prompt", l.opts.RunID)
+			return &errs.Error{Kind: errs.KindRunConflict, Err: ErrDifferentInput,
+				Msg: fmt.Sprintf("run %q already exists with a different prompt", l.opts.RunID)}
 		}
 		if snap.Head.Status == store.StatusCompleted && snap.Head.Result != nil {
 			l.replay = snap
