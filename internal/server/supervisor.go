@@ -269,6 +269,7 @@ func (s *Supervisor) adopt(h *runtime.Handle, sid, parent string) *Run {
 	r.handle = h
 	r.pending = map[string]*pending{}
 	r.epoch++
+	epoch := r.epoch
 	r.errMsg, r.final = "", ""
 	r.mu.Unlock()
 
@@ -279,19 +280,26 @@ func (s *Supervisor) adopt(h *runtime.Handle, sid, parent string) *Run {
 		}
 		_, _ = h.Result()
 		r.mu.Lock()
-		for id, p := range r.pending {
-			p.timer.Stop()
-			delete(r.pending, id)
-		}
-		if !r.ended {
-			// The stream closed without a terminal event (cannot happen by contract):
-			// clients must still learn the run is over.
-			r.status = "failed"
-			r.ended = true
-			r.wake()
+		// A client may have resumed the run as soon as this attempt's terminal event
+		// arrived: the newer attempt owns the run's state and its session from then on.
+		current := r.epoch == epoch
+		if current {
+			for id, p := range r.pending {
+				p.timer.Stop()
+				delete(r.pending, id)
+			}
+			if !r.ended {
+				// The stream closed without a terminal event (cannot happen by
+				// contract): clients must still learn the run is over.
+				r.status = "failed"
+				r.ended = true
+				r.wake()
+			}
 		}
 		r.mu.Unlock()
-		s.release(sid, r.ID)
+		if current {
+			s.release(sid, r.ID)
+		}
 		s.app.Log.Info("serve: run ended", "run", r.ID, "status", r.Status())
 		s.evict()
 	}()
