@@ -513,6 +513,11 @@ func (a *App) Prepare(ctx context.Context, ro RunOptions) (*Prepared, error) {
 		}
 		opts.Plugins = append(opts.Plugins, a.hooks.WithCommand(w.Command))
 	}
+	if gp, err := a.outputGuardrails(p, policy, model); err != nil {
+		return nil, err
+	} else if gp != nil && !ro.child {
+		opts.Plugins = append(opts.Plugins, gp)
+	}
 	opts.Plugins = append(opts.Plugins, ro.Plugins...)
 	return &Prepared{Agent: ag, Options: opts, Settings: st}, nil
 }

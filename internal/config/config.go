@@ -27,6 +27,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/config/trust"
 	"github.com/lovia-dev/lovia/internal/config/yamlfile"
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/guardrail"
 	"github.com/lovia-dev/lovia/internal/plugin/hooks"
 	"github.com/lovia-dev/lovia/internal/plugin/mcp"
 	"github.com/lovia-dev/lovia/internal/safefile"
@@ -58,6 +59,9 @@ type File struct {
 	// Secrets names environment variables whose values are scrubbed from tool results
 	// (in addition to *_API_KEY, *_TOKEN and the like).
 	Secrets []string `yaml:"secrets,omitempty" json:"secrets,omitempty"`
+
+	// Guardrails are the output guardrails (see docs/guardrails.md).
+	Guardrails guardrail.Config `yaml:"guardrails,omitempty" json:"guardrails,omitempty"`
 }
 
 // Model overrides what lovia knows about one model.
@@ -475,6 +479,14 @@ func check(path string, f File) error {
 			return errs.Wrap(errs.KindConfig, err, path, errs.HintOf(err))
 		}
 		return err
+	}
+	for i, g := range f.Guardrails.Output {
+		if err := g.Validate(fmt.Sprintf("guardrails.output[%d]", i)); err != nil {
+			if path != "" {
+				return errs.Wrap(errs.KindConfig, err, path, errs.HintOf(err))
+			}
+			return err
+		}
 	}
 	if len(f.Hooks) > 0 {
 		if _, err := hooks.NewRunner(hooks.Config{Hooks: f.Hooks}, slog.New(slog.DiscardHandler)); err != nil {

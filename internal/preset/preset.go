@@ -6,6 +6,7 @@ package preset
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -16,6 +17,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/config/trust"
 	"github.com/lovia-dev/lovia/internal/config/yamlfile"
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/guardrail"
 	"github.com/lovia-dev/lovia/internal/safefile"
 	"github.com/lovia-dev/lovia/presets"
 )
@@ -40,6 +42,9 @@ type Preset struct {
 	Limits   Limits   `yaml:"limits"`
 	// OutputSchema is a JSON Schema (written as YAML) for a structured final answer.
 	OutputSchema map[string]any `yaml:"output_schema"`
+	// OutputGuardrails check the final answer of a run of this preset (see
+	// docs/guardrails.md); an untrusted project's preset keeps only its LLM checks.
+	OutputGuardrails []guardrail.Spec `yaml:"output_guardrails"`
 
 	// Source is "bundled" or the file the preset was read from.
 	Source string `yaml:"-"`
@@ -154,6 +159,7 @@ func (s *Set) addFS(fsys fs.FS, dir, origin string, untrusted bool) error {
 			if trust.Looser(p.Policy, defaultPolicy) {
 				p.Policy = ""
 			}
+			p.OutputGuardrails = slices.DeleteFunc(p.OutputGuardrails, func(g guardrail.Spec) bool { return g.Command != "" })
 		}
 		s.byName[p.Name] = p
 	}
@@ -227,6 +233,12 @@ func ProjectLoosening(dirs Dirs) []trust.Entry {
 			out = append(out, trust.Entry{File: file, Line: lineOf(data, "policy"), Key: "preset " + p.Name + " policy",
 				Value: p.Policy, Why: "a looser policy than " + defaultPolicy})
 		}
+		for i, g := range p.OutputGuardrails {
+			if g.Command != "" {
+				out = append(out, trust.Entry{File: file, Line: lineOf(data, "output_guardrails"), Key: fmt.Sprintf("preset %s output_guardrails[%d]", p.Name, i),
+					Value: g.Command, Why: "runs a command on the final output (output guardrail)"})
+			}
+		}
 	}
 	return out
 }
@@ -266,6 +278,11 @@ func Parse(file string, data []byte) (*Preset, error) {
 	}
 	if _, err := p.Schema(); err != nil {
 		return nil, bad("write output_schema as a JSON Schema mapping", "output_schema: %v", err)
+	}
+	for i, g := range p.OutputGuardrails {
+		if err := g.Validate(fmt.Sprintf("preset %s: output_guardrails[%d]", file, i)); err != nil {
+			return nil, err
+		}
 	}
 	return &p, nil
 }
