@@ -716,6 +716,13 @@ func (a *App) plugins(ctx context.Context, p *preset.Preset, policy string, chil
 			}
 		}
 	}
+	if len(p.AgentsAsTools) > 0 && !child { // children do not ask other agents
+		pl, err := a.agentToolsPlugin(p, policy)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pl)
+	}
 	if len(p.Tools) == 0 {
 		return out, nil
 	}

@@ -39,7 +39,10 @@ type Preset struct {
 	Plugins []string `yaml:"plugins"`
 	// Handoffs names presets this agent may transfer to.
 	Handoffs []string `yaml:"handoffs"`
-	Limits   Limits   `yaml:"limits"`
+	// AgentsAsTools names presets offered to this agent as tools (ask_<name>): each
+	// call runs that preset as a child run and returns its answer.
+	AgentsAsTools []string `yaml:"agents_as_tools"`
+	Limits        Limits   `yaml:"limits"`
 	// OutputSchema is a JSON Schema (written as YAML) for a structured final answer.
 	OutputSchema map[string]any `yaml:"output_schema"`
 	// OutputGuardrails check the final answer of a run of this preset (see
@@ -108,6 +111,12 @@ func Load(dirs Dirs) (*Set, error) {
 			if _, ok := s.byName[h]; !ok {
 				return nil, errs.Newf(errs.KindConfig, "name an existing preset (known: "+strings.Join(s.Names(), ", ")+")",
 					"preset %s (%s): handoff to unknown preset %q", p.Name, p.Source, h)
+			}
+		}
+		for _, h := range p.AgentsAsTools {
+			if _, ok := s.byName[h]; !ok {
+				return nil, errs.Newf(errs.KindConfig, "name an existing preset (known: "+strings.Join(s.Names(), ", ")+")",
+					"preset %s (%s): agents_as_tools names unknown preset %q", p.Name, p.Source, h)
 			}
 		}
 	}

@@ -341,6 +341,10 @@ type RunInfo struct {
 	Error     string    `json:"error,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+
+	// ParentRunID is the run that started this one (a subagent, an agent asked as a
+	// tool).
+	ParentRunID string `json:"parent_run_id,omitempty"`
 }
 
 // ListRuns lists runs, most recently updated first.
@@ -395,7 +399,7 @@ ORDER BY r.updated_at DESC, r.run_id`
 			}
 			ri := RunInfo{
 				ID: id, SessionID: h.SessionID, StoredStatus: h.Status, Agent: h.Agent,
-				EntryAgent: h.EntryAgent, Turns: h.Turns, Usage: h.Usage, Model: settingString(h.Settings, "model"),
+				EntryAgent: h.EntryAgent, ParentRunID: h.ParentRunID, Turns: h.Turns, Usage: h.Usage, Model: settingString(h.Settings, "model"),
 				Entries: int(n), PID: h.PID, Error: h.Error,
 				StartedAt: fromMillis(started), UpdatedAt: fromMillis(updated),
 			}
