@@ -62,6 +62,19 @@ type File struct {
 
 	// Guardrails are the output guardrails (see docs/guardrails.md).
 	Guardrails guardrail.Config `yaml:"guardrails,omitempty" json:"guardrails,omitempty"`
+
+	// Memory configures the memory archive's semantic index (see docs/memory.md).
+	Memory Memory `yaml:"memory,omitempty" json:"memory,omitempty"`
+}
+
+// Memory configures the memory archive.
+type Memory struct {
+	// EmbedModel ("openai:MODEL" or "ollama:MODEL") turns on hybrid search; empty:
+	// keyword search only.
+	EmbedModel string `yaml:"embed_model,omitempty" json:"embed_model,omitempty"`
+	// EmbedBaseURL overrides the embedding server (default OPENAI_BASE_URL or
+	// https://api.openai.com/v1; OLLAMA_HOST or http://localhost:11434).
+	EmbedBaseURL string `yaml:"embed_base_url,omitempty" json:"embed_base_url,omitempty"`
 }
 
 // Model overrides what lovia knows about one model.
@@ -475,6 +488,13 @@ func check(path string, f File) error {
 		return err
 	}
 	if err := workspace.ValidateMCPRules(f.MCPRules); err != nil {
+		if path != "" {
+			return errs.Wrap(errs.KindConfig, err, path, errs.HintOf(err))
+		}
+		return err
+	}
+	if m := f.Memory.EmbedModel; m != "" && !strings.HasPrefix(m, "openai:") && !strings.HasPrefix(m, "ollama:") {
+		err := errs.Newf(errs.KindConfig, "write it as openai:MODEL or ollama:MODEL", "memory.embed_model %q: unknown embedding provider", m)
 		if path != "" {
 			return errs.Wrap(errs.KindConfig, err, path, errs.HintOf(err))
 		}

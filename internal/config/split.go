@@ -82,6 +82,8 @@ func splitProject(base File, gm map[string]any, file string, lines map[string]in
 			}
 		case "hooks":
 			s.eachLoose(k, v, "runs a command on agent events")
+		case "memory":
+			s.lose(k, v, "sends your memories to an embedding server")
 		case "guardrails":
 			if g := s.guardrails(v); len(g) > 0 {
 				keep[k] = g
