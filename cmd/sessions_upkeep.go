@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/store"
+	"github.com/lovia-dev/lovia/internal/store/sqlite"
 	"github.com/lovia-dev/lovia/internal/transcript"
 )
 
@@ -153,6 +155,16 @@ func sessionsRewind(ctx context.Context, opts *upkeepOptions) error {
 		if cut < 0 {
 			return errs.Newf(errs.KindUsage, "lovia sessions show "+opts.ID+" lists its runs",
 				"--to %q is neither an entry number nor a run of session %s", opts.To, opts.ID)
+		}
+	}
+	// A live run of the session would append a turn built on the entries cut here.
+	live, err := s.DB.Checkpoints().ListRuns(ctx, sqlite.RunFilter{SessionID: opts.ID, Status: store.StatusRunning})
+	if err != nil {
+		return err
+	}
+	for _, r := range live {
+		if r.Holder != nil {
+			return errs.Newf(errs.KindRunConflict, "wait for it to finish or interrupt it", "run %s of session %s is still running (%s)", r.ID, opts.ID, r.Holder)
 		}
 	}
 	if !opts.Yes {

@@ -192,3 +192,20 @@ func TestSessionsRewind(t *testing.T) {
 		t.Errorf("continue after a mid-turn cut: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// TestSessionsRewindLiveRun: a session with a run still going is not cut (that run
+// would append a turn built on the entries cut).
+func TestSessionsRewindLiveRun(t *testing.T) {
+	e := newEnv(t)
+	id := upkeepSession(t, e)
+	e.write("slow.yaml", "turns:\n  - delay: 10m\n    text: \"never\"\n")
+	_, events, _ := e.startStream("run", "-s", id, "-m", "script:slow.yaml", "--output", "stream-json", "a long one")
+	waitEvent(t, events, "turn_started")
+	r := e.run(nil, "sessions", "rewind", id, "--to", "1", "--yes")
+	if r.code == 0 || !strings.Contains(r.stderr, "still running") {
+		t.Errorf("rewind during a live run: exit %d\n%s", r.code, r.stderr)
+	}
+	if got := upkeepExport(t, e, id); len(got) == 0 {
+		t.Errorf("the session was cut during a live run")
+	}
+}
