@@ -255,6 +255,9 @@ type RunDetail struct {
 	ErrorKind string             `json:"error_kind,omitempty"`
 	Result    *store.RunRecord   `json:"result,omitempty"`
 	Entries   []transcript.Entry `json:"entries"`
+
+	// Children are the runs this one started (subagents, agents asked as tools).
+	Children []sqlite.RunInfo `json:"children,omitempty"`
 }
 
 func runsShow(ctx context.Context, opts *RunsOptions) error {
@@ -279,6 +282,9 @@ func runsShow(ctx context.Context, opts *RunsOptions) error {
 	d := RunDetail{RunInfo: info, Settings: snap.Head.Settings, ErrorKind: snap.Head.ErrorKind, Result: snap.Head.Result, Entries: snap.Entries}
 	if d.Entries == nil {
 		d.Entries = []transcript.Entry{}
+	}
+	if d.Children, err = cp.ChildRuns(ctx, opts.ID); err != nil {
+		return err
 	}
 	if opts.JSON {
 		return writeJSON(f.IO.Out, d)
@@ -311,6 +317,7 @@ func runsShow(ctx context.Context, opts *RunsOptions) error {
 	row("run", info.ID)
 	row("status", statusLine)
 	row("session", info.SessionID)
+	row("parent", info.ParentRunID)
 	agent := info.Agent
 	if info.EntryAgent != "" && info.EntryAgent != info.Agent {
 		agent += " (started as " + info.EntryAgent + ")"
@@ -340,6 +347,17 @@ func runsShow(ctx context.Context, opts *RunsOptions) error {
 	}
 	fmt.Fprintf(w, "\nentries (%d):\n", len(snap.Entries))
 	writeEntrySummary(w, snap.Entries)
+	if len(d.Children) > 0 {
+		fmt.Fprintf(w, "\nchildren (%d):\n", len(d.Children))
+		ct := newTable(w)
+		for _, c := range d.Children {
+			fmt.Fprintf(ct, "  %s\t%s\t%s\t%s tokens\n", c.ID, c.Agent, c.Status, tokens(c.Usage))
+		}
+		if err := ct.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "  (lovia runs show CHILD_ID shows one)\n")
+	}
 	return nil
 }
 

@@ -98,6 +98,7 @@ md writes a readable Markdown document.`,
 	export.Flags().StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of stdout")
 	_ = export.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"jsonl", "md"}, cobra.ShellCompDirectiveNoFileComp))
 	c.AddCommand(list, show, rm, export)
+	addSessionUpkeep(c, f)
 	return c
 }
 

@@ -513,6 +513,11 @@ func (a *App) Prepare(ctx context.Context, ro RunOptions) (*Prepared, error) {
 		}
 		opts.Plugins = append(opts.Plugins, a.hooks.WithCommand(w.Command))
 	}
+	if gp, err := a.outputGuardrails(p, policy, model); err != nil {
+		return nil, err
+	} else if gp != nil && !ro.child {
+		opts.Plugins = append(opts.Plugins, gp)
+	}
 	opts.Plugins = append(opts.Plugins, ro.Plugins...)
 	return &Prepared{Agent: ag, Options: opts, Settings: st}, nil
 }
@@ -710,6 +715,13 @@ func (a *App) plugins(ctx context.Context, p *preset.Preset, policy string, chil
 				out = append(out, pl)
 			}
 		}
+	}
+	if len(p.AgentsAsTools) > 0 && !child { // children do not ask other agents
+		pl, err := a.agentToolsPlugin(p, policy)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pl)
 	}
 	if len(p.Tools) == 0 {
 		return out, nil

@@ -147,6 +147,7 @@ func (x *extras) named(ctx context.Context, a *App, name, policy string) (plugin
 					return nil, err
 				}
 				a.closers = append(a.closers, arch.Close)
+				arch.SetEmbedder(a.memoryEmbedder())
 				cfg.Archive = arch
 			}
 			x.memory = memory.New(cfg, a.Log)

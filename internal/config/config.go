@@ -27,6 +27,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/config/trust"
 	"github.com/lovia-dev/lovia/internal/config/yamlfile"
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/guardrail"
 	"github.com/lovia-dev/lovia/internal/plugin/hooks"
 	"github.com/lovia-dev/lovia/internal/plugin/mcp"
 	"github.com/lovia-dev/lovia/internal/safefile"
@@ -58,6 +59,22 @@ type File struct {
 	// Secrets names environment variables whose values are scrubbed from tool results
 	// (in addition to *_API_KEY, *_TOKEN and the like).
 	Secrets []string `yaml:"secrets,omitempty" json:"secrets,omitempty"`
+
+	// Guardrails are the output guardrails (see docs/guardrails.md).
+	Guardrails guardrail.Config `yaml:"guardrails,omitempty" json:"guardrails,omitempty"`
+
+	// Memory configures the memory archive's semantic index (see docs/memory.md).
+	Memory Memory `yaml:"memory,omitempty" json:"memory,omitempty"`
+}
+
+// Memory configures the memory archive.
+type Memory struct {
+	// EmbedModel ("openai:MODEL" or "ollama:MODEL") turns on hybrid search; empty:
+	// keyword search only.
+	EmbedModel string `yaml:"embed_model,omitempty" json:"embed_model,omitempty"`
+	// EmbedBaseURL overrides the embedding server (default OPENAI_BASE_URL or
+	// https://api.openai.com/v1; OLLAMA_HOST or http://localhost:11434).
+	EmbedBaseURL string `yaml:"embed_base_url,omitempty" json:"embed_base_url,omitempty"`
 }
 
 // Model overrides what lovia knows about one model.
@@ -475,6 +492,21 @@ func check(path string, f File) error {
 			return errs.Wrap(errs.KindConfig, err, path, errs.HintOf(err))
 		}
 		return err
+	}
+	if m := f.Memory.EmbedModel; m != "" && !strings.HasPrefix(m, "openai:") && !strings.HasPrefix(m, "ollama:") {
+		err := errs.Newf(errs.KindConfig, "write it as openai:MODEL or ollama:MODEL", "memory.embed_model %q: unknown embedding provider", m)
+		if path != "" {
+			return errs.Wrap(errs.KindConfig, err, path, errs.HintOf(err))
+		}
+		return err
+	}
+	for i, g := range f.Guardrails.Output {
+		if err := g.Validate(fmt.Sprintf("guardrails.output[%d]", i)); err != nil {
+			if path != "" {
+				return errs.Wrap(errs.KindConfig, err, path, errs.HintOf(err))
+			}
+			return err
+		}
 	}
 	if len(f.Hooks) > 0 {
 		if _, err := hooks.NewRunner(hooks.Config{Hooks: f.Hooks}, slog.New(slog.DiscardHandler)); err != nil {

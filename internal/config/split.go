@@ -23,6 +23,7 @@ var unionLists = map[string]bool{
 	"workspace.path_rules":    true,
 	"workspace.command_rules": true,
 	"hooks":                   true,
+	"guardrails.output":       true,
 	"skills.dirs":             true,
 	"mcp_rules":               true,
 	"secrets":                 true,
@@ -81,6 +82,12 @@ func splitProject(base File, gm map[string]any, file string, lines map[string]in
 			}
 		case "hooks":
 			s.eachLoose(k, v, "runs a command on agent events")
+		case "memory":
+			s.lose(k, v, "sends your memories to an embedding server")
+		case "guardrails":
+			if g := s.guardrails(v); len(g) > 0 {
+				keep[k] = g
+			}
 		case "skills":
 			m, ok := v.(map[string]any)
 			if !ok {
@@ -421,4 +428,35 @@ func mergeProject(dst, src map[string]any, prefix string) {
 		}
 		dst[k] = v
 	}
+}
+
+// guardrails keeps the project's LLM-check output guardrails (they can only stop a
+// run) and marks its command guardrails as needing trust (they run code).
+func (s *splitter) guardrails(v any) map[string]any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		s.lose("guardrails", v, "not understood")
+		return nil
+	}
+	keep := map[string]any{}
+	for k, lv := range m {
+		key := "guardrails." + k
+		list, ok := lv.([]any)
+		if k != "output" || !ok {
+			s.lose(key, lv, "not understood")
+			continue
+		}
+		var kept []any
+		for i, item := range list {
+			if im, ok := item.(map[string]any); ok && im["command"] == nil {
+				kept = append(kept, item)
+				continue
+			}
+			s.lose(fmt.Sprintf("%s[%d]", key, i), item, "runs a command on the final output (output guardrail)")
+		}
+		if len(kept) > 0 {
+			keep[k] = kept
+		}
+	}
+	return keep
 }

@@ -6,6 +6,7 @@ package preset
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -16,6 +17,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/config/trust"
 	"github.com/lovia-dev/lovia/internal/config/yamlfile"
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/guardrail"
 	"github.com/lovia-dev/lovia/internal/safefile"
 	"github.com/lovia-dev/lovia/presets"
 )
@@ -37,9 +39,15 @@ type Preset struct {
 	Plugins []string `yaml:"plugins"`
 	// Handoffs names presets this agent may transfer to.
 	Handoffs []string `yaml:"handoffs"`
-	Limits   Limits   `yaml:"limits"`
+	// AgentsAsTools names presets offered to this agent as tools (ask_<name>): each
+	// call runs that preset as a child run and returns its answer.
+	AgentsAsTools []string `yaml:"agents_as_tools"`
+	Limits        Limits   `yaml:"limits"`
 	// OutputSchema is a JSON Schema (written as YAML) for a structured final answer.
 	OutputSchema map[string]any `yaml:"output_schema"`
+	// OutputGuardrails check the final answer of a run of this preset (see
+	// docs/guardrails.md); an untrusted project's preset keeps only its LLM checks.
+	OutputGuardrails []guardrail.Spec `yaml:"output_guardrails"`
 
 	// Source is "bundled" or the file the preset was read from.
 	Source string `yaml:"-"`
@@ -105,6 +113,12 @@ func Load(dirs Dirs) (*Set, error) {
 					"preset %s (%s): handoff to unknown preset %q", p.Name, p.Source, h)
 			}
 		}
+		for _, h := range p.AgentsAsTools {
+			if _, ok := s.byName[h]; !ok {
+				return nil, errs.Newf(errs.KindConfig, "name an existing preset (known: "+strings.Join(s.Names(), ", ")+")",
+					"preset %s (%s): agents_as_tools names unknown preset %q", p.Name, p.Source, h)
+			}
+		}
 	}
 	return s, nil
 }
@@ -154,6 +168,7 @@ func (s *Set) addFS(fsys fs.FS, dir, origin string, untrusted bool) error {
 			if trust.Looser(p.Policy, defaultPolicy) {
 				p.Policy = ""
 			}
+			p.OutputGuardrails = slices.DeleteFunc(p.OutputGuardrails, func(g guardrail.Spec) bool { return g.Command != "" })
 		}
 		s.byName[p.Name] = p
 	}
@@ -227,6 +242,12 @@ func ProjectLoosening(dirs Dirs) []trust.Entry {
 			out = append(out, trust.Entry{File: file, Line: lineOf(data, "policy"), Key: "preset " + p.Name + " policy",
 				Value: p.Policy, Why: "a looser policy than " + defaultPolicy})
 		}
+		for i, g := range p.OutputGuardrails {
+			if g.Command != "" {
+				out = append(out, trust.Entry{File: file, Line: lineOf(data, "output_guardrails"), Key: fmt.Sprintf("preset %s output_guardrails[%d]", p.Name, i),
+					Value: g.Command, Why: "runs a command on the final output (output guardrail)"})
+			}
+		}
 	}
 	return out
 }
@@ -266,6 +287,11 @@ func Parse(file string, data []byte) (*Preset, error) {
 	}
 	if _, err := p.Schema(); err != nil {
 		return nil, bad("write output_schema as a JSON Schema mapping", "output_schema: %v", err)
+	}
+	for i, g := range p.OutputGuardrails {
+		if err := g.Validate(fmt.Sprintf("preset %s: output_guardrails[%d]", file, i)); err != nil {
+			return nil, err
+		}
 	}
 	return &p, nil
 }

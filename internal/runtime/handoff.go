@@ -75,6 +75,9 @@ func AgentTool(a *agent.Agent, description string, opts Options) tool.Tool {
 			_ = child.Approve(ev.CallID, d)
 		}
 		res, err := child.Result()
+		if res != nil && rc != nil && rc.AddUsage != nil {
+			rc.AddUsage(res.Usage)
+		}
 		if err != nil {
 			return "", fmt.Errorf("agent %s failed (%s): %w", a.Name, errs.KindOf(err), err)
 		}

@@ -91,6 +91,9 @@ type RunContext struct {
 	Entries func() []transcript.Entry
 	// Usage returns the run's usage so far.
 	Usage func() usage.Usage
+	// AddUsage adds what a tool spent on models (an agent asked as a tool) to the
+	// run's usage, so budgets and totals count it.
+	AddUsage func(usage.Usage)
 	// Ask routes an approval request to the front end from inside a running tool
 	// (ask_human, subagent approvals). Unanswered means denied.
 	Ask func(ctx context.Context, a *event.Approval) (Decision, error)

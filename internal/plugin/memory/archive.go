@@ -39,6 +39,8 @@ type Item struct {
 type Archive struct {
 	db    *sql.DB
 	owned bool
+	// embed, when set, adds a vector index fused with the keyword one (vector.go).
+	embed Embedder
 }
 
 const schema = `
@@ -66,7 +68,7 @@ END;
 
 // NewArchive uses db (which the caller keeps owning) and creates the tables if needed.
 func NewArchive(ctx context.Context, db *sql.DB) (*Archive, error) {
-	if _, err := db.ExecContext(ctx, schema); err != nil {
+	if _, err := db.ExecContext(ctx, schema+vectorSchema); err != nil {
 		return nil, errs.Wrap(errs.KindStore, err, "create the memory archive tables", "check that the database is writable")
 	}
 	return &Archive{db: db}, nil
@@ -120,7 +122,14 @@ func (a *Archive) Add(ctx context.Context, it Item) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("store memory: %w", err)
 	}
-	return res.LastInsertId()
+	id, err := res.LastInsertId()
+	if err != nil {
+		return 0, err
+	}
+	// Without a vector the item is still found by keywords (and indexed by the
+	// next search's backfill).
+	_ = a.indexVectors(ctx, []Item{{ID: id, Content: it.Content, Tags: it.Tags}})
+	return id, nil
 }
 
 var wordRE = regexp.MustCompile(`[\p{L}\p{N}_]+`)
@@ -136,8 +145,9 @@ func ftsQuery(q string) string {
 	return strings.Join(terms, " OR ")
 }
 
-// Search returns up to limit items of the given scopes matching query, best first.
-func (a *Archive) Search(ctx context.Context, query string, scopes []string, limit int) ([]Item, error) {
+// keywordSearch returns up to limit items of the given scopes matching query by
+// the FTS5 index, best first.
+func (a *Archive) keywordSearch(ctx context.Context, query string, scopes []string, limit int) ([]Item, error) {
 	q := ftsQuery(query)
 	if q == "" {
 		return nil, errors.New("the query has no words to search for")

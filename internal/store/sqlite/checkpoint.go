@@ -342,6 +342,10 @@ type RunInfo struct {
 	ErrorKind string    `json:"error_kind,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+
+	// ParentRunID is the run that started this one (a subagent, an agent asked as a
+	// tool).
+	ParentRunID string `json:"parent_run_id,omitempty"`
 }
 
 // ListRuns lists runs, most recently updated first.
@@ -396,7 +400,7 @@ ORDER BY r.updated_at DESC, r.run_id`
 			}
 			ri := RunInfo{
 				ID: id, SessionID: h.SessionID, StoredStatus: h.Status, Agent: h.Agent,
-				EntryAgent: h.EntryAgent, Turns: h.Turns, Usage: h.Usage, Model: settingString(h.Settings, "model"),
+				EntryAgent: h.EntryAgent, ParentRunID: h.ParentRunID, Turns: h.Turns, Usage: h.Usage, Model: settingString(h.Settings, "model"),
 				Entries: int(n), PID: h.PID, Error: h.Error, ErrorKind: h.ErrorKind,
 				StartedAt: fromMillis(started), UpdatedAt: fromMillis(updated),
 			}

@@ -536,3 +536,97 @@ func sessionNotFound(id string) error {
 	return errs.Wrap(errs.KindNotFound, store.ErrNotFound, "session "+id+" not found",
 		"`lovia sessions list` shows the known sessions")
 }
+
+// RewindToEntry cuts sessionID back to before its entry number keep (0-based, in Load
+// order): that entry and every later one are dropped, segments wholly after the cut
+// are deleted and the segment holding it is shortened. A tool call whose result falls
+// after the cut is dropped too, so the kept transcript never ends in a dangling call.
+// It returns how many entries were dropped (0 when keep is at or past the end).
+func (s *SessionStore) RewindToEntry(ctx context.Context, sessionID string, keep int) (int, error) {
+	if keep < 0 {
+		return 0, errs.Newf(errs.KindUsage, "", "entry %d out of range", keep)
+	}
+	dropped := 0
+	err := s.db.write(ctx, "rewind session "+sessionID+" to an entry", func(tx *sql.Tx) error {
+		dropped = 0
+		var one int
+		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, sessionID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return sessionNotFound(sessionID)
+		} else if err != nil {
+			return err
+		}
+		type seg struct {
+			seq     int64
+			entries []transcript.Entry
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT seq, entries FROM session_runs WHERE session_id = ? ORDER BY seq`, sessionID)
+		if err != nil {
+			return err
+		}
+		var segs []seg
+		for rows.Next() {
+			var sg seg
+			var data []byte
+			if err := rows.Scan(&sg.seq, &data); err != nil {
+				rows.Close()
+				return err
+			}
+			if sg.entries, err = decodeEntries(data); err != nil {
+				rows.Close()
+				return fmt.Errorf("segment %d: %w", sg.seq, err)
+			}
+			segs = append(segs, sg)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		pos := 0
+		for _, sg := range segs {
+			n := len(sg.entries)
+			switch {
+			case pos+n <= keep:
+				// wholly before the cut
+			case pos >= keep:
+				dropped += n
+				if _, err := tx.ExecContext(ctx, `DELETE FROM session_runs WHERE seq = ?`, sg.seq); err != nil {
+					return err
+				}
+			default:
+				kept := dropDangling(sg.entries[:keep-pos])
+				dropped += n - len(kept)
+				data, err := json.Marshal(kept)
+				if err != nil {
+					return err
+				}
+				if _, err := tx.ExecContext(ctx, `UPDATE session_runs SET entries = ?, n_entries = ? WHERE seq = ?`, string(data), len(kept), sg.seq); err != nil {
+					return err
+				}
+			}
+			pos += n
+		}
+		if dropped > 0 {
+			_, err = tx.ExecContext(ctx, `UPDATE sessions SET updated_at = ? WHERE id = ?`, s.db.now().UnixMilli(), sessionID)
+		}
+		return err
+	})
+	return dropped, err
+}
+
+// dropDangling removes the tool calls of entries that have no result among them.
+func dropDangling(entries []transcript.Entry) []transcript.Entry {
+	results := map[string]bool{}
+	for _, e := range entries {
+		if e.Type == transcript.TypeToolResult {
+			results[e.CallID] = true
+		}
+	}
+	out := make([]transcript.Entry, 0, len(entries))
+	for _, e := range entries {
+		if e.Type == transcript.TypeToolCall && !results[e.CallID] {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}

@@ -390,3 +390,56 @@ func TestSessionMetaFromRunHead(t *testing.T) {
 		t.Errorf("info = %+v", info)
 	}
 }
+
+func TestRewindToEntry(t *testing.T) {
+	ctx := ctxT(t)
+	call := func(id string) transcript.Entry {
+		return transcript.Entry{Type: transcript.TypeToolCall, CallID: id, Name: "read_file", Args: []byte(`{}`)}
+	}
+	res := func(id string) transcript.Entry {
+		return transcript.Entry{Type: transcript.TypeToolResult, CallID: id, Name: "read_file", Text: "out " + id}
+	}
+	tests := []struct {
+		keep, wantGone int
+		want           string
+	}{
+		{6, 0, "u0|c1|out c1|a0|u1|a1"},
+		{5, 1, "u0|c1|out c1|a0|u1"},
+		{4, 2, "u0|c1|out c1|a0"},
+		{2, 5, "u0"}, // the call's result is cut: the call goes too
+		{0, 6, ""},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.keep), func(t *testing.T) {
+			db := openTest(t)
+			ss := db.Sessions()
+			seg0 := []transcript.Entry{transcript.UserInput("u0"), call("c1"), res("c1"), {Type: transcript.TypeAssistantText, Text: "a0"}}
+			seg1 := []transcript.Entry{transcript.UserInput("u1"), {Type: transcript.TypeAssistantText, Text: "a1"}}
+			if err := ss.Append(ctx, "s", "r0", seg0, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := ss.Append(ctx, "s", "r1", seg1, nil); err != nil {
+				t.Fatal(err)
+			}
+			n, err := ss.RewindToEntry(ctx, "s", tt.keep)
+			if err != nil || n != tt.wantGone {
+				t.Fatalf("RewindToEntry = %d, %v; want %d", n, err, tt.wantGone)
+			}
+			got, _ := ss.Load(ctx, "s")
+			var s []string
+			for _, e := range got {
+				if e.Type == transcript.TypeToolCall {
+					s = append(s, e.CallID)
+				} else {
+					s = append(s, e.Text)
+				}
+			}
+			if strings.Join(s, "|") != tt.want {
+				t.Errorf("after cut at %d: %v", tt.keep, s)
+			}
+		})
+	}
+	if _, err := openTest(t).Sessions().RewindToEntry(ctx, "nope", 0); errs.KindOf(err) != errs.KindNotFound {
+		t.Errorf("unknown session: %v", err)
+	}
+}
