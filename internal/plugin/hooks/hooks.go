@@ -10,7 +10,8 @@
 //   - post_tool_use: after a call completes or fails; blocking sends the stderr to the
 //     model as a steering message at the next turn (the result is already recorded).
 //   - pre_compact: when the context policy compacted the view (observe only).
-//   - stop: when the run ends (observe only).
+//   - stop: at a top-level run's final answer (a stop gate: blocking keeps the run
+//     going with the message, at most 8 times), else when the run ends (observe).
 package hooks
 
 import (
@@ -244,6 +245,16 @@ func (r *Runner) Has(ev Event) bool { return len(r.hooks[ev]) > 0 }
 func (r *Runner) hasClaude(ev Event) bool {
 	for _, h := range r.hooks[ev] {
 		if h.Claude {
+			return true
+		}
+	}
+	return false
+}
+
+// hasNative reports whether a hook of lovia's own config is configured for ev.
+func (r *Runner) hasNative(ev Event) bool {
+	for _, h := range r.hooks[ev] {
+		if !h.Claude {
 			return true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 
 	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/mailbox"
@@ -94,17 +95,30 @@ func (p *Plugin) Setup(ctx context.Context, rc *tool.RunContext) (*plugin.Contri
 			return plugin.GuardrailResult{}, nil
 		})
 	}
+	// nativeGated: lovia's own stop hooks already passed this run's final answer at
+	// the stop gate, so the run-completed observer does not run them a second time.
+	// The contribution is per run, and so is this flag.
+	var nativeGated atomic.Bool
 	if r.Has(Stop) || r.Has(SubagentStop) {
 		c.StopGates = append(c.StopGates, func(ctx context.Context, rc *tool.RunContext, final string, active bool) (plugin.StopResult, error) {
 			ev := Stop
 			if rc != nil && rc.ParentRunID != "" {
 				ev = SubagentStop
 			}
+			in := base(rc, ev)
+			in.StopHookActive, in.FinalOutput, in.Status = active, final, "completed"
+			if ev == Stop && r.hasNative(Stop) {
+				// lovia's stop hooks may keep a top-level run going too (exit 2 or
+				// {"decision":"block"}); subagents' ends are observed only.
+				out := r.runNative(ctx, in)
+				if out.Blocked && !out.Stop {
+					return plugin.StopResult{Continue: true, Message: out.Message}, nil
+				}
+				nativeGated.Store(true)
+			}
 			if !r.hasClaude(ev) {
 				return plugin.StopResult{}, nil
 			}
-			in := base(rc, ev)
-			in.StopHookActive, in.FinalOutput, in.Status = active, final, "completed"
 			out := r.runClaude(ctx, in)
 			if out.Blocked && !out.Stop {
 				return plugin.StopResult{Continue: true, Message: out.Message}, nil
@@ -154,9 +168,9 @@ func (p *Plugin) Setup(ctx context.Context, rc *tool.RunContext) (*plugin.Contri
 				}
 				r.Run(ctx, in)
 			case event.RunCompleted, event.RunFailed:
-				if r.Has(Stop) {
-					// lovia's own stop hooks observe the end of every run; Claude Code's
-					// ran as a stop gate at the final answer.
+				if r.Has(Stop) && !(ev.Type == event.RunCompleted && nativeGated.Load()) {
+					// lovia's own stop hooks observe the end of every run they did not
+					// already pass at the stop gate; Claude Code's ran only at the gate.
 					in := base(rc, Stop)
 					in.Status, in.FinalOutput = ev.Status, ev.FinalOutput
 					if ev.Error != nil {
