@@ -167,6 +167,9 @@ type chatBackend struct {
 
 	mu      sync.Mutex
 	windows map[string]int
+	// policies records each started run's workspace policy, which judges the
+	// memory writes of its curation (curate.go).
+	policies map[string]string
 }
 
 func (b *chatBackend) Start(ctx context.Context, req tui.StartRequest) (tui.Handle, error) {
@@ -207,7 +210,14 @@ func (b *chatBackend) Start(ctx context.Context, req tui.StartRequest) (tui.Hand
 		return nil, err
 	}
 	pr.Options.CarryRunID = req.CarryRunID
-	return runtime.Start(ctx, pr.Agent, runtime.Text(prompt), pr.Options), nil
+	h := runtime.Start(ctx, pr.Agent, runtime.Text(prompt), pr.Options)
+	b.mu.Lock()
+	if b.policies == nil {
+		b.policies = map[string]string{}
+	}
+	b.policies[h.RunID()] = pr.Settings.Policy
+	b.mu.Unlock()
+	return h, nil
 }
 
 // switchModel points the run's agents at model (/model): every agent of the graph

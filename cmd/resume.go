@@ -286,6 +286,9 @@ func followRun(f *Factory, a *app.App, h *runtime.Handle, format headless.Format
 	}
 	code := headless.ExitCode(term, runErr)
 	a.Log.Info("run ended", "run", h.RunID(), "exit", code, "err", runErr)
+	if code == 0 {
+		suggestCurated(f, a, res)
+	}
 	switch {
 	case code == 130 || code == 143:
 		if runRecorded(a, h.RunID()) {

@@ -75,6 +75,16 @@ type Memory struct {
 	// EmbedBaseURL overrides the embedding server (default OPENAI_BASE_URL or
 	// https://api.openai.com/v1; OLLAMA_HOST or http://localhost:11434).
 	EmbedBaseURL string `yaml:"embed_base_url,omitempty" json:"embed_base_url,omitempty"`
+	// Curate asks a cheap model, at the end of a completed run, for facts worth
+	// remembering; a person keeps them or not (see docs/memory.md). Off by default.
+	Curate Curate `yaml:"curate,omitempty" json:"curate,omitempty"`
+}
+
+// Curate configures memory curation.
+type Curate struct {
+	Enabled bool `yaml:"enabled,omitempty" json:"enabled,omitempty"`
+	// Model is "provider:model" (empty: the run's model).
+	Model string `yaml:"model,omitempty" json:"model,omitempty"`
 }
 
 // Model overrides what lovia knows about one model.

@@ -118,6 +118,7 @@ type Model struct {
 	height  int
 
 	input     textarea.Model
+	curation  *curation // the proposal the "curate" picker answers (curate.go)
 	history   []string
 	histPos   int
 	histDraft string
@@ -330,6 +331,16 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case filesMsg:
 		m.files = msg.files
+		return nil
+	case curateMsg:
+		m.openCuration(msg)
+		return nil
+	case curateKeptMsg:
+		if msg.err != nil {
+			m.notice = "memory: " + msg.err.Error()
+		} else {
+			m.emit('n', m.theme.Dim.Render(renderNotice(m.theme, fmt.Sprintf("✓ remembered %d fact(s)", msg.n), m.width)))
+		}
 		return nil
 	case runStartedMsg:
 		return m.onRunStarted(msg)
@@ -593,6 +604,9 @@ func (m *Model) pickerKey(s string) tea.Cmd {
 		}
 	case "esc", "q":
 		m.picker = nil
+		if p.kind == "curate" {
+			return m.keepCurated("none")
+		}
 	case "enter":
 		m.picker = nil
 		if len(p.values) == 0 {
@@ -611,6 +625,8 @@ func (m *Model) pickerKey(s string) tea.Cmd {
 			return cmd
 		case "model":
 			return m.chooseModel(v)
+		case "curate":
+			return m.keepCurated(v)
 		}
 	}
 	return nil
@@ -1016,7 +1032,12 @@ func (m *Model) reindex() tea.Cmd {
 }
 
 func (m *Model) finishRun(evs []event.Event) tea.Cmd {
-	return tea.Batch(m.endRun(evs), m.reindex())
+	h := m.run
+	var cur tea.Cmd
+	if n := len(evs); n > 0 && evs[n-1].Type == event.RunCompleted && h != nil {
+		cur = m.curate(h)
+	}
+	return tea.Batch(m.endRun(evs), m.reindex(), cur)
 }
 
 func (m *Model) endRun(evs []event.Event) tea.Cmd {
