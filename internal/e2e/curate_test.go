@@ -42,6 +42,13 @@ func TestCurateInChat(t *testing.T) {
 	s.text("ship it")
 	s.keys("Enter")
 	s.waitVisible("Remember these?", 30*time.Second)
+	s.waitVisible("▸ keep none", 5*time.Second)
+	// A "k" typed into the next prompt does not move this picker.
+	s.text("k")
+	time.Sleep(time.Second) // wall time for the picker's guard to pass (orders no events)
+	if sc := s.visible(); !strings.Contains(sc, "▸ keep none") {
+		t.Fatalf("typing moved the curation picker:\n%s", sc)
+	}
 	// The safe answer is preselected: one Up selects "keep only (2)".
 	s.keys("Up")
 	s.waitVisible("▸ keep only (2)", 10*time.Second)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 )
@@ -35,7 +36,14 @@ type curateKeptMsg struct {
 type curation struct {
 	h     Handle
 	facts []string
+	// armed: approvalGuard has passed since the picker appeared. The picker opens
+	// on its own after a run, maybe while the user types the next prompt, so an
+	// early Enter must not choose (and j/k, which move other pickers, do not here).
+	armed bool
 }
+
+// curateArmMsg ends the guard of the curation picker cur.
+type curateArmMsg struct{ cur *curation }
 
 // curate asks the backend for h's proposals, when it curates.
 func (m *Model) curate(h Handle) tea.Cmd {
@@ -52,13 +60,18 @@ func (m *Model) curate(h Handle) tea.Cmd {
 
 // openCuration shows the proposals as a picker: keep all, keep one, keep none.
 // Nothing is kept without Enter on a choice; Esc keeps none.
-func (m *Model) openCuration(msg curateMsg) {
+func (m *Model) openCuration(msg curateMsg) tea.Cmd {
 	if msg.err != nil {
 		m.notice = "memory curation: " + msg.err.Error()
-		return
+		return nil
 	}
-	if len(msg.facts) == 0 || m.picker != nil {
-		return
+	if len(msg.facts) == 0 {
+		return nil
+	}
+	if m.picker != nil || m.run != nil {
+		// Another choice or a new run holds the keys; nothing is kept unasked.
+		m.notice = fmt.Sprintf("memory curation: %d proposal(s) dropped (busy); nothing kept", len(msg.facts))
+		return nil
 	}
 	title := "Remember these?"
 	for i, f := range msg.facts {
@@ -76,7 +89,21 @@ func (m *Model) openCuration(msg curateMsg) {
 	// The safe answer is preselected, so a stray Enter keeps nothing.
 	p.sel = len(p.values) - 1
 	m.picker = p
-	m.curation = &curation{h: msg.h, facts: msg.facts}
+	cur := &curation{h: msg.h, facts: msg.facts}
+	m.curation = cur
+	return m.tick(approvalGuard, func(time.Time) tea.Msg { return curateArmMsg{cur: cur} })
+}
+
+// curateKey filters the curation picker's keys: only arrows move, Enter chooses once
+// armed; handled=true swallows the key.
+func (m *Model) curateKey(s string) (handled bool) {
+	switch s {
+	case "j", "k":
+		return true
+	case "enter":
+		return m.curation == nil || !m.curation.armed
+	}
+	return false
 }
 
 // keepCurated applies the picker's choice v.

@@ -333,7 +333,11 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.files = msg.files
 		return nil
 	case curateMsg:
-		m.openCuration(msg)
+		return m.openCuration(msg)
+	case curateArmMsg:
+		if msg.cur == m.curation && msg.cur != nil {
+			msg.cur.armed = true
+		}
 		return nil
 	case curateKeptMsg:
 		if msg.err != nil {
@@ -593,6 +597,9 @@ func (m *Model) answer(d tool.Decision) {
 
 func (m *Model) pickerKey(s string) tea.Cmd {
 	p := m.picker
+	if p.kind == "curate" && m.curateKey(s) {
+		return nil
+	}
 	switch s {
 	case "up", "ctrl+p", "k":
 		if p.sel > 0 {
