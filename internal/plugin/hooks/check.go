@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -51,22 +50,11 @@ func (r *Runner) RunCheck(ctx context.Context, c Check, event string, payload []
 	}
 	env := workspace.MinimalEnv(extra...)
 	argv := hostshell.Host().Argv(c.Command)
-	var cmd *exec.Cmd
-	if r.command != nil {
-		var err error
-		if cmd, err = r.command(cctx, argv, r.dir, env); err != nil {
-			return CheckResult{}, fmt.Errorf("%s: not started: %w", c.Name, err)
-		}
-	} else {
-		cmd = exec.CommandContext(cctx, argv[0], argv[1:]...)
-		cmd.Dir, cmd.Env = r.dir, env
+	cmd, stdout, stderr, err := r.prepare(cctx, argv, env, payload)
+	if err != nil {
+		return CheckResult{}, fmt.Errorf("%s: not started: %w", c.Name, err)
 	}
-	cmd.Stdin = bytes.NewReader(payload)
-	var stdout, stderr cappedBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	setProcessGroup(cmd)
-	cmd.WaitDelay = 2 * time.Second
-	err := cmd.Run()
+	err = cmd.Run()
 	switch {
 	case errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
 		return CheckResult{}, fmt.Errorf("%s: timed out after %s", c.Name, timeout)

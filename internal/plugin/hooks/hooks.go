@@ -461,6 +461,29 @@ func (b *cappedBuffer) String() string {
 	return s
 }
 
+// prepare builds the process of a hook or check: through the workspace executor
+// when there is one (sandboxed), payload on stdin, output capped, its own process
+// group.
+func (r *Runner) prepare(ctx context.Context, argv, env []string, payload []byte) (*exec.Cmd, *cappedBuffer, *cappedBuffer, error) {
+	var cmd *exec.Cmd
+	if r.command != nil {
+		var err error
+		if cmd, err = r.command(ctx, argv, r.dir, env); err != nil {
+			return nil, nil, nil, err
+		}
+	} else {
+		cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env = r.dir, env
+	}
+	cmd.Stdin = bytes.NewReader(payload)
+	stdout, stderr := &cappedBuffer{}, &cappedBuffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	setProcessGroup(cmd)
+	// Do not wait forever for grandchildren holding the pipes open after a kill.
+	cmd.WaitDelay = 2 * time.Second
+	return cmd, stdout, stderr, nil
+}
+
 func (r *Runner) exec(ctx context.Context, h Hook, payload []byte) execResult {
 	timeout := DefaultTimeout
 	if h.Timeout > 0 {
@@ -482,25 +505,13 @@ func (r *Runner) exec(ctx context.Context, h Hook, payload []byte) execResult {
 	env := workspace.MinimalEnv(extra...)
 	// sh on Unix; Git Bash, else PowerShell, else cmd on Windows (docs/platforms.md).
 	argv := hostshell.Host().Argv(h.Command)
-	var cmd *exec.Cmd
-	if r.command != nil {
-		var err error
-		if cmd, err = r.command(cctx, argv, r.dir, env); err != nil {
-			r.logger.Warn("hook not started; ignored", "event", h.Event, "command", h.Command, "err", err)
-			return execResult{}
-		}
-	} else {
-		cmd = exec.CommandContext(cctx, argv[0], argv[1:]...)
-		cmd.Dir, cmd.Env = r.dir, env
+	cmd, stdout, stderr, err := r.prepare(cctx, argv, env, payload)
+	if err != nil {
+		r.logger.Warn("hook not started; ignored", "event", h.Event, "command", h.Command, "err", err)
+		return execResult{}
 	}
-	cmd.Stdin = bytes.NewReader(payload)
-	var stdout, stderr cappedBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	setProcessGroup(cmd)
-	// Do not wait forever for grandchildren holding the pipes open after a kill.
-	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
 	log := r.logger.With("event", h.Event, "command", h.Command, "duration", time.Since(start))
 	switch {
 	case errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:

@@ -432,9 +432,14 @@ func (c *CheckpointStore) RunIDsWithPrefix(ctx context.Context, prefix string) (
 
 // idsWithPrefix runs q (one text column, ?1 the prefix) and collects the column.
 func idsWithPrefix(ctx context.Context, db *DB, op, q, prefix string) ([]string, error) {
+	return queryStrings(ctx, db, op, q, prefix)
+}
+
+// queryStrings runs q (one text column) with args and collects the column.
+func queryStrings(ctx context.Context, db *DB, op, q string, args ...any) ([]string, error) {
 	var ids []string
 	err := db.read(ctx, op, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, q, prefix)
+		rows, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}

@@ -449,30 +449,8 @@ func (s *SessionStore) TrimToolOutputs(ctx context.Context, sessionID string, ke
 	trimmed := 0
 	err := s.db.write(ctx, "trim tool outputs of session "+sessionID, func(tx *sql.Tx) error {
 		trimmed = 0
-		type seg struct {
-			seq     int64
-			entries []transcript.Entry
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT seq, entries FROM session_runs WHERE session_id = ? ORDER BY seq`, sessionID)
+		segs, err := loadSegments(ctx, tx, sessionID)
 		if err != nil {
-			return err
-		}
-		var segs []seg
-		for rows.Next() {
-			var sg seg
-			var data []byte
-			if err := rows.Scan(&sg.seq, &data); err != nil {
-				rows.Close()
-				return err
-			}
-			if sg.entries, err = decodeEntries(data); err != nil {
-				rows.Close()
-				return fmt.Errorf("segment %d: %w", sg.seq, err)
-			}
-			segs = append(segs, sg)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		kept := 0
@@ -555,30 +533,8 @@ func (s *SessionStore) RewindToEntry(ctx context.Context, sessionID string, keep
 		} else if err != nil {
 			return err
 		}
-		type seg struct {
-			seq     int64
-			entries []transcript.Entry
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT seq, entries FROM session_runs WHERE session_id = ? ORDER BY seq`, sessionID)
+		segs, err := loadSegments(ctx, tx, sessionID)
 		if err != nil {
-			return err
-		}
-		var segs []seg
-		for rows.Next() {
-			var sg seg
-			var data []byte
-			if err := rows.Scan(&sg.seq, &data); err != nil {
-				rows.Close()
-				return err
-			}
-			if sg.entries, err = decodeEntries(data); err != nil {
-				rows.Close()
-				return fmt.Errorf("segment %d: %w", sg.seq, err)
-			}
-			segs = append(segs, sg)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		pos := 0
@@ -629,4 +585,32 @@ func dropDangling(entries []transcript.Entry) []transcript.Entry {
 		out = append(out, e)
 	}
 	return out
+}
+
+// storedSegment is one run's segment of a session as stored.
+type storedSegment struct {
+	seq     int64
+	entries []transcript.Entry
+}
+
+// loadSegments reads every segment of sessionID in order, within tx.
+func loadSegments(ctx context.Context, tx *sql.Tx, sessionID string) ([]storedSegment, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT seq, entries FROM session_runs WHERE session_id = ? ORDER BY seq`, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var segs []storedSegment
+	for rows.Next() {
+		var sg storedSegment
+		var data []byte
+		if err := rows.Scan(&sg.seq, &data); err != nil {
+			return nil, err
+		}
+		if sg.entries, err = decodeEntries(data); err != nil {
+			return nil, fmt.Errorf("segment %d: %w", sg.seq, err)
+		}
+		segs = append(segs, sg)
+	}
+	return segs, rows.Err()
 }
