@@ -7,8 +7,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/lovia-dev/lovia/internal/agent"
 	"github.com/lovia-dev/lovia/internal/compaction"
