@@ -136,26 +136,9 @@ func (s *LLMSummarizer) Summarize(ctx context.Context, req SummaryRequest) (stri
 		MaxOutputTokens: maxTok + maxTok/4,
 		ToolChoice:      "none",
 	}
-	var text, streamed strings.Builder
-	for d, err := range prov.Stream(ctx, preq) {
-		if err != nil {
-			return "", fmt.Errorf("summarizer: %w", err)
-		}
-		switch d.Kind {
-		case provider.DeltaDiscard:
-			text.Reset()
-			streamed.Reset()
-		case provider.DeltaText:
-			streamed.WriteString(d.Text)
-		case provider.DeltaEntry:
-			if d.Entry != nil && d.Entry.Type == transcript.TypeAssistantText {
-				text.WriteString(d.Entry.Text)
-			}
-		}
-	}
-	out := text.String()
-	if out == "" {
-		out = streamed.String()
+	out, err := provider.ReplyText(ctx, prov, preq)
+	if err != nil {
+		return "", fmt.Errorf("summarizer: %w", err)
 	}
 	out = strings.TrimSpace(out)
 	if out == "" {

@@ -170,27 +170,11 @@ func (p *Plugin) llm(ctx context.Context, s Spec, text string) (plugin.Guardrail
 		MaxOutputTokens: 300,
 		ToolChoice:      "none",
 	}
-	var final, streamed strings.Builder
-	for d, err := range prov.Stream(ctx, req) {
-		if err != nil {
-			return plugin.GuardrailResult{}, fmt.Errorf("%s: %w", s.label(), err)
-		}
-		switch d.Kind {
-		case provider.DeltaDiscard:
-			final.Reset()
-			streamed.Reset()
-		case provider.DeltaText:
-			streamed.WriteString(d.Text)
-		case provider.DeltaEntry:
-			if d.Entry != nil && d.Entry.Type == transcript.TypeAssistantText {
-				final.WriteString(d.Entry.Text)
-			}
-		}
+	answer, err := provider.ReplyText(ctx, prov, req)
+	if err != nil {
+		return plugin.GuardrailResult{}, fmt.Errorf("%s: %w", s.label(), err)
 	}
-	verdict := strings.TrimSpace(final.String())
-	if verdict == "" {
-		verdict = strings.TrimSpace(streamed.String())
-	}
+	verdict := strings.TrimSpace(answer)
 	return parseVerdict(s.label(), verdict)
 }
 

@@ -124,26 +124,9 @@ func Propose(ctx context.Context, prov provider.Provider, model string, entries 
 		MaxOutputTokens: 600,
 		ToolChoice:      "none",
 	}
-	var final, streamed strings.Builder
-	for d, err := range prov.Stream(ctx, req) {
-		if err != nil {
-			return nil, fmt.Errorf("memory curation: %w", err)
-		}
-		switch d.Kind {
-		case provider.DeltaDiscard:
-			final.Reset()
-			streamed.Reset()
-		case provider.DeltaText:
-			streamed.WriteString(d.Text)
-		case provider.DeltaEntry:
-			if d.Entry != nil && d.Entry.Type == transcript.TypeAssistantText {
-				final.WriteString(d.Entry.Text)
-			}
-		}
-	}
-	answer := final.String()
-	if strings.TrimSpace(answer) == "" {
-		answer = streamed.String()
+	answer, err := provider.ReplyText(ctx, prov, req)
+	if err != nil {
+		return nil, fmt.Errorf("memory curation: %w", err)
 	}
 	return ParseProposals(answer, scrub), nil
 }
