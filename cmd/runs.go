@@ -132,6 +132,20 @@ func openStoreRW(ctx context.Context, f *Factory) (*app.Store, error) {
 	return app.OpenStore(ctx, f.AppOptions())
 }
 
+// openSessionRW opens the store for writing and resolves a session id (or prefix);
+// the store is closed again when that fails.
+func openSessionRW(ctx context.Context, f *Factory, id string) (*app.Store, string, error) {
+	s, err := openStoreRW(ctx, f)
+	if err != nil {
+		return nil, "", err
+	}
+	if id, err = resolveSessionID(ctx, s, id); err != nil {
+		s.Close()
+		return nil, "", err
+	}
+	return s, id, nil
+}
+
 func runsList(ctx context.Context, opts *RunsOptions) error {
 	f := opts.F
 	status := store.Status(opts.Status)

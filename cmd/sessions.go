@@ -298,14 +298,12 @@ func writeConversation(w io.Writer, entries []transcript.Entry) {
 
 func sessionsRm(ctx context.Context, opts *SessionsOptions) error {
 	f := opts.F
-	s, err := openStoreRW(ctx, f)
+	s, id, err := openSessionRW(ctx, f, opts.ID)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	if opts.ID, err = resolveSessionID(ctx, s, opts.ID); err != nil {
-		return err
-	}
+	opts.ID = id
 	info, err := s.DB.Sessions().GetSession(ctx, opts.ID)
 	if err != nil {
 		return err

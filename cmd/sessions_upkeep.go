@@ -78,14 +78,12 @@ func sessionsTrim(ctx context.Context, opts *upkeepOptions) error {
 	if opts.OlderThan < 0 || opts.MaxChars < 0 {
 		return errs.New(errs.KindUsage, "use 0 or more", "--tool-outputs-older-than and --max-chars must not be negative")
 	}
-	s, err := openStoreRW(ctx, f)
+	s, id, err := openSessionRW(ctx, f, opts.ID)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	if opts.ID, err = resolveSessionID(ctx, s, opts.ID); err != nil {
-		return err
-	}
+	opts.ID = id
 	ss := s.DB.Sessions()
 	runs, err := ss.SessionRuns(ctx, opts.ID)
 	if err != nil {
@@ -119,14 +117,12 @@ func sessionsTrim(ctx context.Context, opts *upkeepOptions) error {
 
 func sessionsRewind(ctx context.Context, opts *upkeepOptions) error {
 	f := opts.F
-	s, err := openStoreRW(ctx, f)
+	s, id, err := openSessionRW(ctx, f, opts.ID)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	if opts.ID, err = resolveSessionID(ctx, s, opts.ID); err != nil {
-		return err
-	}
+	opts.ID = id
 	ss := s.DB.Sessions()
 	runs, err := ss.SessionRuns(ctx, opts.ID)
 	if err != nil {
