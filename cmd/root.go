@@ -194,7 +194,7 @@ func Execute() int {
 func Run(ctx context.Context, f *Factory, args []string) int {
 	root := NewRootCmd(f)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	c, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
 	}
@@ -203,7 +203,11 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 		return ee.code
 	}
 	if errs.KindOf(err) == errs.KindInternal && isCobraUsage(err) {
-		err = errs.Wrap(errs.KindUsage, err, "", "run `lovia --help` for usage")
+		path := "lovia"
+		if c != nil {
+			path = c.CommandPath()
+		}
+		err = errs.Wrap(errs.KindUsage, err, "", "run `"+path+" --help` for usage")
 	}
 	PrintError(f.IO.ErrOut, err)
 	return errs.ExitCode(err)
