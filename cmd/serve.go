@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/server"
 )
 
@@ -55,6 +58,9 @@ anything else exposes your repository and commands to the network. See docs/serv
 
 func runServe(ctx context.Context, opts *ServeOptions) error {
 	f := opts.F
+	if opts.ApprovalTimeout <= 0 {
+		return errs.New(errs.KindUsage, "--approval-timeout must be positive", "use a duration such as 10m or 30s")
+	}
 	a, err := f.NewApp(ctx, f.AppOptions())
 	if err != nil {
 		return err
@@ -64,7 +70,9 @@ func runServe(ctx context.Context, opts *ServeOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv, err := server.New(ctx, a, server.Options{Listen: opts.Listen, ApprovalTimeout: opts.ApprovalTimeout})
-	if err != nil {
+	if oe := (*net.OpError)(nil); errors.As(err, &oe) {
+		return errs.Wrap(errs.KindUsage, err, "", "give --listen HOST:PORT free on this machine, e.g. 127.0.0.1:7878 (port 0 picks a free one)")
+	} else if err != nil {
 		return err
 	}
 	if !server.Loopback(srv.Addr()) {

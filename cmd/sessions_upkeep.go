@@ -76,7 +76,7 @@ without one, pass --yes.`,
 func sessionsTrim(ctx context.Context, opts *upkeepOptions) error {
 	f := opts.F
 	if opts.OlderThan < 0 || opts.MaxChars < 0 {
-		return errs.New(errs.KindUsage, "use 0 or more", "--tool-outputs-older-than and --max-chars must not be negative")
+		return errs.New(errs.KindUsage, "--tool-outputs-older-than and --max-chars must not be negative", "use 0 or more")
 	}
 	s, id, err := openSessionRW(ctx, f, opts.ID)
 	if err != nil {

@@ -406,8 +406,14 @@ func (s *Store) FindRun(runID string) (*Run, error) {
 			return r, nil
 		}
 	}
-	return nil, fmt.Errorf("run %s has no file checkpoints: %w", runID, os.ErrNotExist)
+	return nil, noCheckpoints(runID)
 }
+
+// noCheckpoints is os.ErrNotExist for errors.Is, worded for the user.
+type noCheckpoints string
+
+func (e noCheckpoints) Error() string      { return "run " + string(e) + " has no file checkpoints" }
+func (noCheckpoints) Is(target error) bool { return target == os.ErrNotExist }
 
 // AllRuns lists every checkpointed run, oldest first.
 func (s *Store) AllRuns() ([]*Run, error) {
