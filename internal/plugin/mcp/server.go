@@ -182,10 +182,7 @@ func (s *server) start(ctx context.Context) (*conn, error) {
 	timeout := s.cfg.startupTimeout()
 	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	client := sdk.NewClient(&sdk.Implementation{Name: "lovia", Version: "1"}, &sdk.ClientOptions{
-		Logger:       s.logger,
-		Capabilities: &sdk.ClientCapabilities{}, // no roots, sampling or elicitation
-	})
+	client := sdk.NewClient(&sdk.Implementation{Name: "lovia", Version: "1"}, s.clientOptions())
 	life, end := context.WithCancel(context.Background())
 	c := &conn{done: make(chan struct{}), end: end}
 	var transport sdk.Transport
