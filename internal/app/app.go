@@ -641,7 +641,7 @@ func (a *App) agentGraph(ctx context.Context, root *preset.Preset, model, policy
 		if p != root {
 			pol = trust.Stricter(policy, a.Policy(p))
 		}
-		plugins, err := a.plugins(ctx, p, pol, child)
+		plugins, err := a.plugins(ctx, p, pol, m, child)
 		if err != nil {
 			return err
 		}
@@ -684,8 +684,8 @@ func webPolicy(policy string) string {
 
 // plugins returns the preset's plugins (the workspace first), filtered by its tool
 // allow-list.
-func (a *App) plugins(ctx context.Context, p *preset.Preset, policy string, child bool) ([]plugin.Plugin, error) {
-	out, err := a.extra.agentPlugins(a, policy)
+func (a *App) plugins(ctx context.Context, p *preset.Preset, policy, model string, child bool) ([]plugin.Plugin, error) {
+	out, err := a.extra.agentPlugins(a, policy, model)
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,7 @@ func (x *extras) init(_ context.Context, a *App) error {
 		// Tool lists are cached so a server starts only when one of its tools is called.
 		cfg.CacheDir = filepath.Join(a.Config.Home, "mcp")
 		cfg.Scrub = a.scrub.Scrub
+		cfg.Resolve = a.Resolve // sampling requests: the run's model answers
 		p, err := mcp.New(cfg, a.Log)
 		if err != nil {
 			return err
@@ -92,7 +93,8 @@ func (x *extras) closeWorkspaces() error {
 // agentPlugins are added to every agent first: the workspace, then the configured MCP
 // servers (configuring a server is the opt-in; a preset's tool allow-list still
 // applies).
-func (x *extras) agentPlugins(a *App, policy string) ([]plugin.Plugin, error) {
+// model answers the MCP servers' sampling requests.
+func (x *extras) agentPlugins(a *App, policy, model string) ([]plugin.Plugin, error) {
 	w, err := a.Workspace(policy)
 	if err != nil {
 		return nil, err
@@ -103,7 +105,7 @@ func (x *extras) agentPlugins(a *App, policy string) ([]plugin.Plugin, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, x.mcp.For(pol))
+		out = append(out, x.mcp.ForModel(pol, model))
 	}
 	return out, nil
 }

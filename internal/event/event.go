@@ -84,7 +84,9 @@ type Event struct {
 
 // Approval describes a tool call waiting for a decision.
 type Approval struct {
-	// Kind is "command", "path", "network", "mcp" (an MCP tool call) or "tool".
+	// Kind is "command", "path", "network", "mcp" (an MCP tool call), "tool",
+	// "question" (ask_human), "sampling" (an MCP server asks for the model), "form"
+	// or "url" (an MCP server asks the person, an elicitation).
 	Kind    string `json:"kind"`
 	Summary string `json:"summary"`
 	// Subcommands: a shell command as parsed into simple commands.
@@ -94,6 +96,12 @@ type Approval struct {
 	// Rules are what "allow for this session" would add (prefix rules, never the
 	// verbatim command string).
 	Rules []string `json:"rules,omitempty"`
+	// Form is the JSON Schema of the values an MCP server asks the person for (kind
+	// "form", an elicitation; see internal/elicit).
+	Form json.RawMessage `json:"form,omitempty"`
+	// URL is the address an MCP server asks the person to open themselves (kind
+	// "url"); front ends show it and never open it.
+	URL string `json:"url,omitempty"`
 	// Decision is filled on the tool_call_failed/completed that follows when it was
 	// denied ("denied", "denied_by_default").
 	Decision string `json:"decision,omitempty"`

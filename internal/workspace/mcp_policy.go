@@ -24,13 +24,19 @@ import (
 // Server: NAME is short for Tool: "NAME__*". The most specific (longest) matching
 // pattern wins; equal lengths merge most-restrictive.
 type MCPRule struct {
-	Tool     string `yaml:"tool,omitempty" json:"tool,omitempty"`
-	Server   string `yaml:"server,omitempty" json:"server,omitempty"`
+	Tool   string `yaml:"tool,omitempty" json:"tool,omitempty"`
+	Server string `yaml:"server,omitempty" json:"server,omitempty"`
+	// Sampling, a glob over server names, makes the rule decide the sampling requests
+	// (sampling/createMessage) of those servers instead of tool calls.
+	Sampling string `yaml:"sampling,omitempty" json:"sampling,omitempty"`
 	Decision string `yaml:"decision" json:"decision"`
 }
 
 // pattern is the rule's glob over namespaced tool names.
 func (r MCPRule) pattern() string {
+	if r.Sampling != "" {
+		return r.Sampling
+	}
 	if r.Tool != "" {
 		return r.Tool
 	}
@@ -40,6 +46,8 @@ func (r MCPRule) pattern() string {
 type mcpRule struct {
 	pattern  string
 	decision Decision
+	// sampling: the pattern is over server names and decides sampling requests.
+	sampling bool
 }
 
 // ValidateMCPRules checks mcp_rules; the error names the rule and the fix.
@@ -53,8 +61,10 @@ func compileMCPRules(rules []MCPRule) ([]mcpRule, error) {
 	for i, r := range rules {
 		where := fmt.Sprintf("mcp_rules[%d]", i)
 		switch {
-		case r.Tool == "" && r.Server == "":
-			return nil, errs.Newf(errs.KindConfig, `set tool: (a glob over <server>__<tool>, e.g. "github__get_*") or server: NAME`, "%s: neither tool nor server is set", where)
+		case r.Sampling != "" && (r.Tool != "" || r.Server != ""):
+			return nil, errs.Newf(errs.KindConfig, `write sampling rules on their own: {sampling: SERVER, decision: allow}`, "%s: sampling is set with tool or server", where)
+		case r.Tool == "" && r.Server == "" && r.Sampling == "":
+			return nil, errs.Newf(errs.KindConfig, `set tool: (a glob over <server>__<tool>, e.g. "github__get_*"), server: NAME or sampling: SERVER`, "%s: neither tool, server nor sampling is set", where)
 		case r.Tool != "" && r.Server != "":
 			return nil, errs.Newf(errs.KindConfig, `use tool: "NAME__*" for a whole server, or server: alone`, "%s: both tool and server are set", where)
 		}
@@ -66,7 +76,7 @@ func compileMCPRules(rules []MCPRule) ([]mcpRule, error) {
 		if _, err := path.Match(p, ""); err != nil {
 			return nil, errs.Newf(errs.KindConfig, `write a glob such as "github__*" or "fs__read_*"`, "%s: %q is not a valid pattern", where, p)
 		}
-		out = append(out, mcpRule{pattern: p, decision: d})
+		out = append(out, mcpRule{pattern: p, decision: d, sampling: r.Sampling != ""})
 	}
 	return out, nil
 }
@@ -134,6 +144,9 @@ func (p *MCPPolicy) Decide(server, tool, name string) (Decision, string) {
 		names = append(names, alt)
 	}
 	for _, r := range p.rules {
+		if r.sampling {
+			continue
+		}
 		matched := false
 		for _, n := range names {
 			if ok, _ := path.Match(r.pattern, n); ok {
@@ -171,7 +184,7 @@ func (p *MCPPolicy) DeniesServer(server string) bool {
 		return false
 	}
 	for _, r := range p.rules {
-		if r.decision == Deny {
+		if r.decision == Deny || r.sampling {
 			continue
 		}
 		// A pattern that can match some name of this server: its prefix up to the
@@ -234,6 +247,9 @@ func (p *MCPPolicy) Grant(a *event.Approval) {
 	for _, r := range a.Rules {
 		if name, ok := strings.CutPrefix(r, "mcp:"); ok && name != "" {
 			p.granted[name] = true
+		}
+		if server, ok := strings.CutPrefix(r, samplingGrant); ok && server != "" {
+			p.granted[samplingGrant+server] = true
 		}
 	}
 }

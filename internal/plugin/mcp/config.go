@@ -7,12 +7,14 @@
 package mcp
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"sort"
 	"time"
 
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/provider"
 )
 
 // Defaults.
@@ -52,6 +54,12 @@ type Config struct {
 	// failed server's stderr in the instructions) and to its log lines. Tool results
 	// are scrubbed by the run loop.
 	Scrub func(string) string `yaml:"-" json:"-"`
+	// SamplingMaxTokens caps the reply of one sampling request a server sends
+	// (0 = DefaultSamplingMaxTokens).
+	SamplingMaxTokens int `yaml:"sampling_max_tokens,omitempty" json:"sampling_max_tokens,omitempty"`
+	// Resolve returns the provider of a run's model, to answer sampling requests
+	// (nil = sampling requests are refused). Set by the application.
+	Resolve func(ctx context.Context, spec string) (provider.Provider, error) `yaml:"-" json:"-"`
 }
 
 var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)

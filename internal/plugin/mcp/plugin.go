@@ -63,6 +63,7 @@ func New(cfg Config, logger *slog.Logger) (*Plugin, error) {
 		}
 		p.names = append(p.names, name)
 		p.servers[name] = newServer(name, sc, cfg.CacheDir, logger)
+		p.servers[name].resolve, p.servers[name].samplingMax = cfg.Resolve, cfg.SamplingMaxTokens
 	}
 	return p, nil
 }
@@ -79,12 +80,14 @@ func (p *Plugin) For(pol *workspace.MCPPolicy) plugin.Plugin {
 type view struct {
 	p      *Plugin
 	policy *workspace.MCPPolicy
+	// model ("provider:model") answers the servers' sampling requests.
+	model string
 }
 
 func (v *view) Name() string { return "mcp" }
 
 func (v *view) Setup(ctx context.Context, rc *tool.RunContext) (*plugin.Contribution, error) {
-	return v.p.setup(ctx, v.policy)
+	return v.p.setup(ctx, v)
 }
 
 // Close stops every server.
@@ -120,7 +123,7 @@ func (p *Plugin) startAll(ctx context.Context, names []string) map[string]error 
 
 // Setup implements plugin.Plugin with the coding defaults (see For).
 func (p *Plugin) Setup(ctx context.Context, _ *tool.RunContext) (*plugin.Contribution, error) {
-	return p.setup(ctx, p.policy)
+	return p.setup(ctx, &view{p: p, policy: p.policy})
 }
 
 // setup contributes the servers' tools. A server whose every tool the policy denies
@@ -128,7 +131,8 @@ func (p *Plugin) Setup(ctx context.Context, _ *tool.RunContext) (*plugin.Contrib
 // or an earlier process) starts at its first call; the others start now to list their
 // tools. A server that fails is left out, reported in the instructions and logged;
 // the run goes on.
-func (p *Plugin) setup(ctx context.Context, pol *workspace.MCPPolicy) (*plugin.Contribution, error) {
+func (p *Plugin) setup(ctx context.Context, v *view) (*plugin.Contribution, error) {
+	pol := v.policy
 	if len(p.names) == 0 {
 		return &plugin.Contribution{}, nil
 	}
@@ -176,7 +180,7 @@ func (p *Plugin) setup(ctx context.Context, pol *workspace.MCPPolicy) (*plugin.C
 		_, _, deaths := srv.snapshot()
 		deathsAtSetup[name] = deaths
 		for _, t := range tools {
-			c.Tools = append(c.Tools, newTool(srv, t, used, pol))
+			c.Tools = append(c.Tools, newTool(srv, t, used, v))
 		}
 	}
 	if len(failed) > 0 || len(denied) > 0 {
@@ -237,7 +241,8 @@ func toolName(server, name string, used map[string]bool) string {
 	return n
 }
 
-func newTool(srv *server, t *sdk.Tool, used map[string]bool, pol *workspace.MCPPolicy) tool.Tool {
+func newTool(srv *server, t *sdk.Tool, used map[string]bool, v *view) tool.Tool {
+	pol := v.policy
 	name := toolName(srv.name, t.Name, used)
 	schema := inputSchema(t.InputSchema)
 	validate, err := tool.CompileSchema(schema)
@@ -269,8 +274,8 @@ func newTool(srv *server, t *sdk.Tool, used map[string]bool, pol *workspace.MCPP
 		},
 		Grant: pol.Grant,
 	}
-	return &tool.FuncTool{S: spec, Fn: func(ctx context.Context, _ *tool.RunContext, args json.RawMessage) (tool.Result, error) {
-		return call(ctx, srv, original, args), nil
+	return &tool.FuncTool{S: spec, Fn: func(ctx context.Context, rc *tool.RunContext, args json.RawMessage) (tool.Result, error) {
+		return call(withCaller(ctx, v, rc), srv, original, args), nil
 	}}
 }
 
@@ -311,6 +316,7 @@ func errResult(format string, args ...any) tool.Result {
 
 // call runs one tool call; every failure becomes an error result the model can read.
 func call(ctx context.Context, srv *server, name string, args json.RawMessage) tool.Result {
+	defer srv.ask.enter(ctx)()
 	c, err := srv.ensure(ctx)
 	if err != nil {
 		return errResult("%v. The tool %s is unavailable; do not retry it unless the user fixes the server.", err, name)

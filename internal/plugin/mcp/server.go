@@ -20,6 +20,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/lovia-dev/lovia/internal/provider"
 	"github.com/lovia-dev/lovia/internal/workspace"
 )
 
@@ -83,6 +84,12 @@ type server struct {
 	lastErr error
 	// deaths counts connections lost after a successful start (for notices).
 	deaths int
+
+	// ask: the tool calls in flight, which answer the server's sampling and
+	// elicitation requests (ask.go); resolve and samplingMax come from Config.
+	ask         callers
+	resolve     func(context.Context, string) (provider.Provider, error)
+	samplingMax int
 }
 
 func newServer(name string, cfg ServerConfig, cacheDir string, logger *slog.Logger) *server {
