@@ -20,6 +20,8 @@ import (
 	"strings"
 
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // Kind is the approval kind of an elicitation form.
@@ -117,6 +119,9 @@ func Parse(schema json.RawMessage) (*Form, error) {
 	for _, r := range top.Required {
 		required[r] = true
 	}
+	// Required fields first (the SDK hands the schema over as a map, so the server's
+	// own order is lost; what stays is stable).
+	sort.SliceStable(names, func(i, j int) bool { return required[names[i]] && !required[names[j]] })
 	f := &Form{}
 	for _, name := range names {
 		fd, err := parseField(name, props[name])
@@ -329,12 +334,13 @@ func (f *Form) Validate(content map[string]any) error {
 
 // describe flattens a validation error to its leaf causes, each with its field.
 func describe(ve *jsv.ValidationError) string {
+	printer := message.NewPrinter(language.English)
 	var msgs []string
 	var walk func(e *jsv.ValidationError)
 	walk = func(e *jsv.ValidationError) {
 		if len(e.Causes) == 0 {
 			loc := strings.Join(e.InstanceLocation, "/")
-			msg := strings.TrimSpace(e.ErrorKind.LocalizedString(nil))
+			msg := strings.TrimSpace(e.ErrorKind.LocalizedString(printer))
 			if loc != "" {
 				msg = loc + ": " + msg
 			}
