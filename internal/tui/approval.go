@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/lovia-dev/lovia/internal/elicit"
 	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/tool"
 )
@@ -40,6 +41,14 @@ type approvalOpt struct {
 // paths and MCP tools; the suggested answers, a free answer and "decline" for an
 // ask_human question.
 func approvalOptions(a *event.Approval) []approvalOpt {
+	if a != nil && a.Kind == elicit.URLKind {
+		// The URL is shown, never opened by lovia.
+		return []approvalOpt{
+			{label: "I opened it and finished there (accept)", decision: tool.Decision{Allow: true, Message: elicit.AcceptMessage}},
+			{label: "decline", decision: tool.Decision{}, danger: true},
+			{label: "cancel", decision: tool.Decision{Message: elicit.CancelMessage}, danger: true},
+		}
+	}
 	if a != nil && a.Kind == "question" {
 		var opts []approvalOpt
 		for _, o := range a.Subcommands {
@@ -107,6 +116,9 @@ func (m *Model) syncApproval() tea.Cmd {
 // selection once the guard is over. Any other key clears the selection, so Enter
 // after typing queues the text as steering instead of answering.
 func (m *Model) approvalKey(k tea.KeyPressMsg) (cmd tea.Cmd, handled bool) {
+	if a := m.headApproval(); a != nil && a.Kind == elicit.Kind {
+		return m.formKey(k)
+	}
 	opts := approvalOptions(m.headApproval())
 	s := k.String()
 	switch s {

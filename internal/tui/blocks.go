@@ -420,6 +420,10 @@ func renderApproval(th Theme, c *toolCall, width int, more int, sel int, armed b
 		title = "Allow the MCP tool " + c.Name + "?"
 	case "question":
 		title = "The agent asks you"
+	case "sampling":
+		title = "Let an MCP server use your model? (" + c.Name + ")"
+	case "url":
+		title = "An MCP server asks you to open a URL (lovia does not open it)"
 	}
 	if more > 0 {
 		title += fmt.Sprintf("  (+%d more waiting)", more)
@@ -435,6 +439,9 @@ func renderApproval(th Theme, c *toolCall, width int, more int, sel int, armed b
 		for _, sc := range a.Subcommands {
 			b.WriteString(bar + th.Dim.Render("  • ") + ansi.Truncate(oneLine(sc), width-8, "…") + "\n")
 		}
+	}
+	if a.URL != "" {
+		b.WriteString(bar + th.ToolName.Render("URL: ") + ansi.Truncate(sanitize(a.URL), width-9, "…") + "\n")
 	}
 	if a.Path != "" && a.Kind != "path" {
 		b.WriteString(bar + th.Dim.Render("path: ") + sanitize(a.Path) + "\n")

@@ -159,6 +159,7 @@ type Model struct {
 	quitGen        int
 	interrupting   bool
 	denyDraft      string
+	form           *formState // the MCP elicitation form on screen (form.go)
 	queued         []queuedMsg
 	queueSeq       int
 	spin           int

@@ -7,6 +7,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/lovia-dev/lovia/internal/elicit"
 )
 
 var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
@@ -60,7 +62,9 @@ func (m *Model) render() (string, int) {
 		fixed = append(fixed, toolHeader(th, c, w, m.now(), spin))
 	}
 	if len(m.approvals) > 0 {
-		if c := m.tools[m.approvals[0]]; c != nil && c.Approval != nil {
+		if c := m.tools[m.approvals[0]]; c != nil && c.Approval != nil && c.Approval.Kind == elicit.Kind {
+			fixed = append(fixed, strings.Split(m.renderForm(th, c, w, len(m.approvals)-1), "\n")...)
+		} else if c != nil && c.Approval != nil {
 			fixed = append(fixed, strings.Split(renderApproval(th, c, w, len(m.approvals)-1, m.apSel, m.apArmed), "\n")...)
 			if m.denyMsg {
 				fixed = append(fixed, th.Warn.Render("  message to the model (Enter denies with it, Esc goes back):"))
