@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lovia-dev/lovia/internal/app"
+	"github.com/lovia-dev/lovia/internal/elicit"
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/store"
 	"github.com/lovia-dev/lovia/internal/store/sqlite"
@@ -306,6 +307,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 type ApprovalRequest struct {
 	Decision string `json:"decision"`
 	Message  string `json:"message,omitempty"`
+	// Content answers an MCP elicitation form (approval kind "form").
+	Content map[string]any `json:"content,omitempty"`
 }
 
 func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
@@ -322,13 +325,23 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 	var d tool.Decision
 	switch req.Decision {
 	case "allow":
-		d.Allow = true
+		d.Allow, d.Message = true, req.Message
+		if req.Content != nil {
+			b, err := json.Marshal(req.Content)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, "content: "+err.Error())
+				return
+			}
+			d.Message = string(b)
+		}
 	case "allow_session":
 		d.Allow, d.Session = true, true
 	case "deny":
 		d.Message = req.Message
+	case "cancel":
+		d.Message = elicit.CancelMessage
 	default:
-		writeError(w, http.StatusBadRequest, "decision must be allow, allow_session or deny")
+		writeError(w, http.StatusBadRequest, "decision must be allow, allow_session, deny or cancel")
 		return
 	}
 	if err := s.sup.Approve(run, r.PathValue("approval_id"), d); err != nil {

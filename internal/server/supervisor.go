@@ -535,6 +535,11 @@ func (s *Supervisor) Approve(r *Run, approvalID string, d tool.Decision) error {
 	r.mu.Lock()
 	p, ok := r.pending[approvalID]
 	if ok {
+		if err := checkForm(p.ev.Approval, d); err != nil {
+			// The form stays open: the person corrects it.
+			r.mu.Unlock()
+			return badRequest("%v", err)
+		}
 		p.timer.Stop()
 		delete(r.pending, approvalID)
 	}

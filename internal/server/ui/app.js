@@ -254,12 +254,20 @@ function toolBox(callID, name, args) {
   return t;
 }
 
+// A running tool may ask again on the same call (an MCP server's sampling request
+// or form): an answered panel goes away so the next one can show.
+function approvalAnswered(t, p) {
+  if (t.approval === p) { p.remove(); t.approval = null; }
+}
+
 function approvalPanel(ev) {
   const t = toolBox(ev.call_id, ev.name, ev.args);
   if (t.approval) return;
+  const ap = ev.approval || {};
+  if (ap.kind === "form") return formPanel(ev, t, ap);
+  if (ap.kind === "url") return urlPanel(ev, t, ap);
   const p = el("div", "approval");
   p.dataset.call = ev.call_id;
-  const ap = ev.approval || {};
   p.appendChild(el("div", "", "Approve " + (ap.kind || "tool") + "?"));
   p.appendChild(el("div", "summary", ap.summary || ev.name));
   if (ap.diff) p.appendChild(diffBlock(ap.diff));
@@ -271,6 +279,7 @@ function approvalPanel(ev) {
     try {
       await api("POST", `/api/runs/${encodeURIComponent(ev.run_id)}/approvals/${encodeURIComponent(ev.call_id)}`,
         decision === "deny" ? { decision, message: msg.value } : { decision });
+      approvalAnswered(t, p);
     } catch (e) {
       notice("approval: " + e.message, true);
       for (const b of buttons.querySelectorAll("button")) b.disabled = false;
@@ -291,6 +300,152 @@ function approvalPanel(ev) {
   t.box.appendChild(p);
   t.approval = p;
   t.box.scrollIntoView({ block: "nearest" });
+}
+
+// ---- MCP elicitation: a form (or a URL to open) an MCP server asks the person for.
+// One control per property of the requested schema; values start at the defaults;
+// the server (lovia) checks the answer against the schema and says what is wrong.
+function formOptions(s) {
+  const out = [];
+  if (!s) return out;
+  if (Array.isArray(s.enum)) s.enum.forEach((v, i) => out.push({ value: String(v), label: String((s.enumNames && s.enumNames[i]) || v) }));
+  for (const c of [].concat(s.oneOf || [], s.anyOf || [])) {
+    if (c && c.const !== undefined) out.push({ value: String(c.const), label: String(c.title || c.const) });
+  }
+  return out;
+}
+
+function formFields(schema) {
+  const props = (schema && schema.properties) || {};
+  const req = new Set((schema && schema.required) || []);
+  const names = Object.keys(props);
+  names.sort((a, b) => (req.has(b) ? 1 : 0) - (req.has(a) ? 1 : 0));
+  return names.map((name) => {
+    const s = props[name] || {};
+    let type = s.type;
+    let options = [];
+    if (type === "array") { type = "multi"; options = formOptions(s.items); }
+    else { options = formOptions(s); if (options.length) type = "enum"; }
+    return { name, s, type, options, required: req.has(name) };
+  });
+}
+
+function formPanel(ev, t, ap) {
+  const p = el("div", "approval form");
+  p.dataset.call = ev.call_id;
+  p.appendChild(el("div", "", "An MCP server asks you to fill in a form"));
+  p.appendChild(el("div", "summary", ap.summary || ""));
+  const fields = formFields(ap.form);
+  const read = [];
+  for (const f of fields) {
+    const row = el("label", "field");
+    row.dataset.field = f.name;
+    row.appendChild(el("span", "label", (f.s.title || f.name) + (f.required ? " *" : "")));
+    const def = f.s.default;
+    let get;
+    if (f.type === "boolean") {
+      const c = el("input"); c.type = "checkbox"; c.name = f.name; c.checked = def === true;
+      row.appendChild(c);
+      get = () => c.checked;
+    } else if (f.type === "enum") {
+      const sel = el("select"); sel.name = f.name;
+      if (!f.required || def === undefined) sel.appendChild(el("option", "", ""));
+      for (const o of f.options) { const op = el("option", "", o.label); op.value = o.value; sel.appendChild(op); }
+      sel.value = def === undefined ? "" : String(def);
+      row.appendChild(sel);
+      get = () => (sel.value === "" ? undefined : sel.value);
+    } else if (f.type === "multi") {
+      const box = el("span", "choices");
+      const checks = f.options.map((o) => {
+        const l = el("label"); const c = el("input"); c.type = "checkbox"; c.name = f.name; c.value = o.value;
+        c.checked = Array.isArray(def) && def.map(String).includes(o.value);
+        l.appendChild(c); l.appendChild(document.createTextNode(" " + o.label)); box.appendChild(l);
+        return c;
+      });
+      row.appendChild(box);
+      get = () => { const v = checks.filter((c) => c.checked).map((c) => c.value); return v.length ? v : undefined; };
+    } else {
+      const inp = el("input"); inp.name = f.name;
+      if (f.type === "number" || f.type === "integer") {
+        inp.type = "number"; inp.step = f.type === "integer" ? "1" : "any";
+        if (f.s.minimum !== undefined) inp.min = String(f.s.minimum);
+        if (f.s.maximum !== undefined) inp.max = String(f.s.maximum);
+      } else {
+        inp.type = { email: "email", uri: "url", date: "date", "date-time": "datetime-local" }[f.s.format] || "text";
+      }
+      if (def !== undefined) inp.value = String(def);
+      row.appendChild(inp);
+      get = () => {
+        if (inp.value === "") return undefined;
+        if (f.type === "number" || f.type === "integer") { const n = Number(inp.value); return Number.isNaN(n) ? inp.value : n; }
+        return inp.value;
+      };
+    }
+    if (f.s.description) row.appendChild(el("span", "hint", f.s.description));
+    p.appendChild(row);
+    read.push([f.name, get]);
+  }
+  const err = el("div", "notice err");
+  err.hidden = true;
+  const buttons = el("div", "buttons");
+  const send = async (body) => {
+    for (const b of buttons.querySelectorAll("button")) b.disabled = true;
+    try {
+      await api("POST", `/api/runs/${encodeURIComponent(ev.run_id)}/approvals/${encodeURIComponent(ev.call_id)}`, body);
+      approvalAnswered(t, p);
+    } catch (e) {
+      err.textContent = e.message; err.hidden = false;
+      for (const b of buttons.querySelectorAll("button")) b.disabled = false;
+    }
+  };
+  const mk = (label, cls, decision, body) => {
+    const b = el("button", cls, label); b.type = "button"; b.dataset.decision = decision;
+    b.addEventListener("click", () => send(body()));
+    buttons.appendChild(b);
+  };
+  mk("Accept", "allow", "accept", () => {
+    const content = {};
+    for (const [name, get] of read) { const v = get(); if (v !== undefined) content[name] = v; }
+    return { decision: "allow", content };
+  });
+  mk("Decline", "deny", "decline", () => ({ decision: "deny" }));
+  mk("Cancel", "deny", "cancel", () => ({ decision: "cancel" }));
+  p.appendChild(err);
+  p.appendChild(buttons);
+  t.box.appendChild(p);
+  t.approval = p;
+  t.box.scrollIntoView({ block: "nearest" });
+}
+
+// A URL elicitation: the address is shown as text to copy, never opened or linked.
+function urlPanel(ev, t, ap) {
+  const p = el("div", "approval url");
+  p.dataset.call = ev.call_id;
+  p.appendChild(el("div", "", "An MCP server asks you to open a URL (lovia does not open it)"));
+  p.appendChild(el("div", "summary", ap.summary || ""));
+  p.appendChild(el("pre", "url", ap.url || ""));
+  const buttons = el("div", "buttons");
+  const send = async (body) => {
+    for (const b of buttons.querySelectorAll("button")) b.disabled = true;
+    try {
+      await api("POST", `/api/runs/${encodeURIComponent(ev.run_id)}/approvals/${encodeURIComponent(ev.call_id)}`, body);
+      approvalAnswered(t, p);
+    } catch (e) {
+      notice("approval: " + e.message, true);
+      for (const b of buttons.querySelectorAll("button")) b.disabled = false;
+    }
+  };
+  const mk = (label, cls, decision, body) => {
+    const b = el("button", cls, label); b.type = "button"; b.dataset.decision = decision;
+    b.addEventListener("click", () => send(body));
+    buttons.appendChild(b);
+  };
+  mk("I opened it and finished", "allow", "accept", { decision: "allow", message: "elicitation:accept" });
+  mk("Decline", "deny", "decline", { decision: "deny" });
+  mk("Cancel", "deny", "cancel", { decision: "cancel" });
+  p.appendChild(buttons);
+  t.box.appendChild(p);
+  t.approval = p;
 }
 
 function toolDone(ev) {
