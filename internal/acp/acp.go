@@ -28,6 +28,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/plugin"
 	"github.com/lovia-dev/lovia/internal/plugin/mcp"
 	"github.com/lovia-dev/lovia/internal/runtime"
+	"github.com/lovia-dev/lovia/internal/tool"
 	"github.com/lovia-dev/lovia/internal/transcript"
 )
 
@@ -474,6 +475,13 @@ const (
 // ask puts one approval to the client and answers the run with the choice. No
 // answer (an error, a cancelled request) is a denial.
 func (s *server) ask(ctx context.Context, h *runtime.Handle, t *translator, ap approvalReq) {
+	if ap.elicitation {
+		// A permission request cannot carry a form: the server hears "decline".
+		if err := h.Approve(ap.callID, tool.Decision{}); err != nil {
+			s.opts.Log.Debug("acp elicitation decline not delivered", "call", ap.callID, "err", err)
+		}
+		return
+	}
 	// The request is withdrawn when the run ends (a shutdown) as well as on cancel.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

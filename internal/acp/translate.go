@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/lovia-dev/lovia/internal/elicit"
 	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/plugin"
 	"github.com/lovia-dev/lovia/internal/plugin/human"
@@ -64,6 +65,9 @@ type approvalReq struct {
 	// permission request has no free text).
 	question bool
 	answers  []string
+	// elicitation: an MCP server's form or URL for the person; ACP has no form, so
+	// it is declined without a request (docs/mcp.md).
+	elicitation bool
 }
 
 func newTranslator(conn sender, session, root string, log *slog.Logger) *translator {
@@ -246,6 +250,9 @@ func (t *translator) approval(ev event.Event) *approvalReq {
 	}
 	u.Content = content
 	ap := &approvalReq{callID: ev.CallID, call: u}
+	if a := ev.Approval; a != nil && (a.Kind == elicit.Kind || a.Kind == elicit.URLKind) {
+		ap.elicitation = true
+	}
 	if a := ev.Approval; a != nil && a.Kind == human.Kind {
 		ap.question, ap.answers = true, a.Subcommands
 		u.Kind = sdk.Ptr(sdk.ToolKindOther)
