@@ -78,3 +78,28 @@ func TestMCPElicitationFormInTmux(t *testing.T) {
 	}
 }
 
+
+// A sampling request is an approval in the TUI like a tool call's; once allowed, the
+// run's own model answers it and the reply reaches the tool result.
+func TestMCPSamplingApprovalInTmux(t *testing.T) {
+	srv := providertest.NewOpenAIServer(t, samplingCall(),
+		providertest.Turn{Text: "SAMPLED-IN-TUI"},
+		providertest.Turn{Text: "All sampled."})
+	s := startEverythingChat(t, "sampling", srv)
+	s.text("sample it")
+	s.keys("Enter")
+	sc := s.waitVisible("Let an MCP server use your model?", 60*time.Second)
+	for _, want := range []string{"MCP server everything asks your model openai:gpt-test", "six times seven", "allow for session (mcp-sampling:everything)"} {
+		if !strings.Contains(sc, want) {
+			t.Fatalf("approval lacks %q:\n%s", want, sc)
+		}
+	}
+	s.keys("Down")
+	s.waitVisible("Enter confirms allow once", 5*time.Second)
+	s.keys("Enter")
+	s.waitFor("All sampled.", 30*time.Second)
+	reqs := srv.Requests()
+	if len(reqs) != 3 || !strings.Contains(string(reqs[2].Body), "SAMPLED-IN-TUI") {
+		t.Fatalf("%d requests; last: %s", len(reqs), reqs[len(reqs)-1].Body)
+	}
+}
