@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -177,7 +178,7 @@ func (s *server) sample(ctx context.Context, req *sdk.CreateMessageRequest) (*sd
 	}
 	prov, err := s.resolve(ctx, c.model)
 	if err != nil {
-		return nil, fmt.Errorf("lovia's model %s is unavailable: %w", c.model, err)
+		return nil, errors.New(s.scrubbed(fmt.Sprintf("lovia's model %s is unavailable: %v", c.model, err)))
 	}
 	text, model, stop, u, err := drain(ctx, prov, provider.Request{Model: prov.Info().Model, System: p.SystemPrompt, Entries: entries, MaxOutputTokens: maxTokens, ToolChoice: "none"})
 	if c.rc.AddUsage != nil {
@@ -187,12 +188,19 @@ func (s *server) sample(ctx context.Context, req *sdk.CreateMessageRequest) (*sd
 	if err != nil {
 		// Not %w: an error from the provider may carry request details; the server
 		// gets the message only (keys are never in it: adapters scrub them).
-		return nil, fmt.Errorf("lovia's model failed to answer the sampling request: %s", err.Error())
+		return nil, errors.New(s.scrubbed("lovia's model failed to answer the sampling request: " + err.Error()))
 	}
 	if model == "" {
 		model = prov.Info().Model
 	}
 	return &sdk.CreateMessageResult{Content: &sdk.TextContent{Text: text}, Model: model, Role: "assistant", StopReason: stop}, nil
+}
+
+func (s *server) scrubbed(msg string) string {
+	if s.scrub == nil {
+		return msg
+	}
+	return s.scrub(msg)
 }
 
 // askPerson puts one approval to the run's front end, one at a time per call.

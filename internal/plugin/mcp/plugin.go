@@ -63,7 +63,7 @@ func New(cfg Config, logger *slog.Logger) (*Plugin, error) {
 		}
 		p.names = append(p.names, name)
 		p.servers[name] = newServer(name, sc, cfg.CacheDir, logger)
-		p.servers[name].resolve, p.servers[name].samplingMax = cfg.Resolve, cfg.SamplingMaxTokens
+		p.servers[name].resolve, p.servers[name].samplingMax, p.servers[name].scrub = cfg.Resolve, cfg.SamplingMaxTokens, scrub
 	}
 	return p, nil
 }

@@ -90,6 +90,8 @@ type server struct {
 	ask         callers
 	resolve     func(context.Context, string) (provider.Provider, error)
 	samplingMax int
+	// scrub hides the user's secrets in what a sampling error tells the server.
+	scrub func(string) string
 }
 
 func newServer(name string, cfg ServerConfig, cacheDir string, logger *slog.Logger) *server {

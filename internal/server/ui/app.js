@@ -262,12 +262,16 @@ function approvalAnswered(t, p) {
 
 function approvalPanel(ev) {
   const t = toolBox(ev.call_id, ev.name, ev.args);
-  if (t.approval) return;
+  if (t.approval && t.approval.dataset.seq === String(ev.seq)) return;
+  // A later approval of the same call (a running tool asking again) is the one
+  // waiting: it replaces an earlier panel (e.g. replayed after a reload).
+  if (t.approval) { t.approval.remove(); t.approval = null; }
   const ap = ev.approval || {};
   if (ap.kind === "form") return formPanel(ev, t, ap);
   if (ap.kind === "url") return urlPanel(ev, t, ap);
   const p = el("div", "approval");
   p.dataset.call = ev.call_id;
+  p.dataset.seq = String(ev.seq);
   p.appendChild(el("div", "", "Approve " + (ap.kind || "tool") + "?"));
   p.appendChild(el("div", "summary", ap.summary || ev.name));
   if (ap.diff) p.appendChild(diffBlock(ap.diff));
@@ -333,6 +337,7 @@ function formFields(schema) {
 function formPanel(ev, t, ap) {
   const p = el("div", "approval form");
   p.dataset.call = ev.call_id;
+  p.dataset.seq = String(ev.seq);
   p.appendChild(el("div", "", "An MCP server asks you to fill in a form"));
   p.appendChild(el("div", "summary", ap.summary || ""));
   const fields = formFields(ap.form);
@@ -421,6 +426,7 @@ function formPanel(ev, t, ap) {
 function urlPanel(ev, t, ap) {
   const p = el("div", "approval url");
   p.dataset.call = ev.call_id;
+  p.dataset.seq = String(ev.seq);
   p.appendChild(el("div", "", "An MCP server asks you to open a URL (lovia does not open it)"));
   p.appendChild(el("div", "summary", ap.summary || ""));
   p.appendChild(el("pre", "url", ap.url || ""));
