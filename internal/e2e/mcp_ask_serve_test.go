@@ -33,7 +33,14 @@ func TestMCPElicitationServeAPI(t *testing.T) {
 	sp, srv := elicitServe(t, "Thanks API.")
 	st := sp.start("ask me", "")
 	c := sp.stream(st.RunID, "")
-	ask := last(c.until("approval_required"))
+	evs := c.until("approval_required")
+	validate := loadSchema(t)
+	for _, ev := range evs {
+		if err := validate(ev.ev); err != nil {
+			t.Errorf("event %s does not match the stream-json schema: %v", ev.raw, err)
+		}
+	}
+	ask := last(evs)
 	ap, _ := ask.ev["approval"].(map[string]any)
 	form, _ := ap["form"].(map[string]any)
 	if ap["kind"] != "form" || form == nil || form["properties"] == nil {
