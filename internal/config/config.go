@@ -586,6 +586,9 @@ func (c *Config) Values() []Value {
 // hold tokens).
 func secretKey(key string) bool {
 	last := strings.ToLower(key[strings.LastIndexByte(key, '.')+1:])
+	if lk := strings.ToLower(key); strings.HasSuffix(last, "_tokens") && !strings.Contains(lk, ".env.") && !strings.Contains(lk, ".headers.") {
+		return false // a count (budget_tokens, mcp.sampling_max_tokens), not a credential
+	}
 	for _, s := range []string{"authorization", "token", "secret", "password", "passwd", "api_key", "apikey", "api-key", "cookie", "credential"} {
 		if strings.Contains(last, s) {
 			return true
