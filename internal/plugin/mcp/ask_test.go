@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/lovia-dev/lovia/internal/elicit"
 	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/plugin"
@@ -234,3 +236,47 @@ func TestElicitationEverythingCancelled(t *testing.T) {
 }
 
 var _ plugin.Plugin = (*view)(nil)
+
+// A URL elicitation shows the URL (never opened); only an explicit "I opened it"
+// accepts, an allow without a person (--approve all) declines.
+func TestURLElicitationEverything(t *testing.T) {
+	call := everythingRun(t, nil, workspace.PresetCoding, nil)
+	const args = `{"url":"https://example.com/authorize","message":"Sign in, please."}`
+	a := &asks{answer: func(ap *event.Approval) tool.Decision {
+		return tool.Decision{Allow: true, Message: elicit.AcceptMessage}
+	}}
+	res := call(a, "everything__trigger-url-elicitation", args)
+	if res.IsError || !strings.Contains(res.Text, "User completed the URL elicitation flow") {
+		t.Fatalf("result = %+v", res)
+	}
+	got := a.asked()
+	if len(got) != 1 || got[0].Kind != elicit.URLKind || got[0].URL != "https://example.com/authorize" || !strings.Contains(got[0].Summary, "Sign in, please.") {
+		t.Fatalf("approvals = %+v", got)
+	}
+	if res := call(&asks{answer: allowAll}, "everything__trigger-url-elicitation", args); !strings.Contains(res.Text, "User declined to open the URL") {
+		t.Fatalf("--approve all: %+v", res)
+	}
+}
+
+func TestSamplingEntriesConvertMessages(t *testing.T) {
+	png := []byte("\x89PNG fake")
+	entries, size, err := samplingEntries([]*sdk.SamplingMessage{
+		{Role: "user", Content: &sdk.TextContent{Text: "look at this"}},
+		{Role: "user", Content: &sdk.ImageContent{MIMEType: "image/png", Data: png}},
+		{Role: "assistant", Content: &sdk.TextContent{Text: "a cat"}},
+		{Role: "user", Content: &sdk.AudioContent{MIMEType: "audio/wav", Data: []byte("RIFF")}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 4 || entries[0].Text != "look at this" || len(entries[1].Attachments) != 1 || entries[1].Attachments[0].MIME != "image/png" ||
+		entries[2].Text != "a cat" || entries[2].Role != "" || !strings.Contains(entries[3].Text, "audio/wav") {
+		t.Fatalf("entries = %+v", entries)
+	}
+	if size != len("look at this")+len(png)+len("a cat")+len(entries[3].Text) {
+		t.Fatalf("size = %d", size)
+	}
+	if _, _, err := samplingEntries([]*sdk.SamplingMessage{{Role: "system", Content: &sdk.TextContent{Text: "x"}}}); err == nil {
+		t.Fatal("unknown role accepted")
+	}
+}
