@@ -78,7 +78,6 @@ func TestMCPElicitationFormInTmux(t *testing.T) {
 	}
 }
 
-
 // A sampling request is an approval in the TUI like a tool call's; once allowed, the
 // run's own model answers it and the reply reaches the tool result.
 func TestMCPSamplingApprovalInTmux(t *testing.T) {
