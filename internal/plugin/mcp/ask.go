@@ -214,10 +214,11 @@ func (c *caller) askPerson(ctx context.Context, a *event.Approval) (tool.Decisio
 }
 
 // samplingEntries converts the server's messages: text as text, images attached to
-// user messages, anything else described.
+// user messages (within the bounds of a tool result's images), anything else
+// described. size is the text's length.
 func samplingEntries(msgs []*sdk.SamplingMessage) ([]transcript.Entry, int, error) {
 	var out []transcript.Entry
-	size := 0
+	size, images := 0, 0
 	for i, m := range msgs {
 		if m == nil {
 			continue
@@ -235,8 +236,10 @@ func samplingEntries(msgs []*sdk.SamplingMessage) ([]transcript.Entry, int, erro
 				text = fmt.Sprintf("[image %s, not shown]", v.MIMEType)
 				break
 			}
+			if images += len(v.Data); images > MaxAttachmentBytes {
+				return nil, 0, fmt.Errorf("the images of the request exceed %d bytes", MaxAttachmentBytes)
+			}
 			att = append(att, transcript.Attachment{MIME: v.MIMEType, Data: v.Data})
-			size += len(v.Data)
 		case *sdk.AudioContent:
 			text = fmt.Sprintf("[audio %s, %d bytes, not shown]", v.MIMEType, len(v.Data))
 		case nil:
@@ -354,7 +357,11 @@ func (s *server) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 	}
 	msg := strings.TrimSpace(p.Message)
 	if len(msg) > maxSummary {
-		msg = msg[:maxSummary] + "…"
+		cut := maxSummary
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
 	}
 	if p.Mode == "url" || p.URL != "" {
 		a := &event.Approval{Kind: elicit.URLKind, Summary: fmt.Sprintf("MCP server %s asks you to open a URL yourself: %s", s.name, msg), URL: p.URL}

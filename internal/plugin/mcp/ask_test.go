@@ -273,7 +273,7 @@ func TestSamplingEntriesConvertMessages(t *testing.T) {
 		entries[2].Text != "a cat" || entries[2].Role != "" || !strings.Contains(entries[3].Text, "audio/wav") {
 		t.Fatalf("entries = %+v", entries)
 	}
-	if size != len("look at this")+len(png)+len("a cat")+len(entries[3].Text) {
+	if size != len("look at this")+len("a cat")+len(entries[3].Text) {
 		t.Fatalf("size = %d", size)
 	}
 	if _, _, err := samplingEntries([]*sdk.SamplingMessage{{Role: "system", Content: &sdk.TextContent{Text: "x"}}}); err == nil {
