@@ -87,7 +87,7 @@ func TestChatBodyMatchesClient(t *testing.T) {
 	c := NewChat("gpt-4.1", Config{Provider: "openai", BaseURL: "http://127.0.0.1:1/v1"})
 	for i, req := range bodyConversation() {
 		p := c.params(req)
-		p.Messages = chatMessages(c.cfg.Provider, req.System, req.Entries)
+		p.Messages = chatMessages(c.cfg.Provider, req.System, req.Entries, c.imgs)
 		want, err := p.MarshalJSON()
 		if err != nil {
 			t.Fatal(err)
@@ -137,7 +137,7 @@ func TestResponsesBodyMatchesClient(t *testing.T) {
 			}
 		}
 		p := r.params(req)
-		p.Input.OfInputItemList = responseItems(r.cfg.Provider, req.Entries)
+		p.Input.OfInputItemList = responseItems(r.cfg.Provider, req.Entries, r.imgs)
 		want, err := p.MarshalJSON()
 		if err != nil {
 			t.Fatal(err)
@@ -165,7 +165,7 @@ func TestChatBodyConcurrent(t *testing.T) {
 		go func() {
 			for i, req := range reqs[g%3:] {
 				p := c.params(req)
-				p.Messages = chatMessages(c.cfg.Provider, req.System, req.Entries)
+				p.Messages = chatMessages(c.cfg.Provider, req.System, req.Entries, c.imgs)
 				want, err := p.MarshalJSON()
 				if err != nil {
 					errc <- err
