@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lovia-dev/lovia/internal/imagefit"
 	"github.com/lovia-dev/lovia/internal/provider/providertest"
 )
 
@@ -39,25 +43,39 @@ type imgWire struct {
 	serve       func(testing.TB, ...providertest.Turn) *providertest.Server
 	// ollama points OLLAMA_HOST (not OPENAI_BASE_URL) at the server.
 	ollama bool
-	// found reports whether v (a JSON object of the body) is an image part with
-	// base64 b64.
-	found func(v map[string]any, b64 string) bool
+	// found returns the base64 of v when v (a JSON object of the body) is an
+	// image part, else "".
+	found func(v map[string]any) string
 }
 
-func chatImagePart(v map[string]any, b64 string) bool {
+// The image parts of each wire: they return the base64 the part carries ("" for
+// anything else).
+func chatImagePart(v map[string]any) string {
 	iu, _ := v["image_url"].(map[string]any)
 	u, _ := iu["url"].(string)
-	return v["type"] == "image_url" && strings.HasPrefix(u, "data:image/") && strings.HasSuffix(u, ";base64,"+b64)
+	if v["type"] != "image_url" || !strings.HasPrefix(u, "data:image/") {
+		return ""
+	}
+	_, b64, _ := strings.Cut(u, ";base64,")
+	return b64
 }
 
-func responsesImagePart(v map[string]any, b64 string) bool {
+func responsesImagePart(v map[string]any) string {
 	u, _ := v["image_url"].(string)
-	return v["type"] == "input_image" && strings.HasPrefix(u, "data:image/") && strings.HasSuffix(u, ";base64,"+b64)
+	if v["type"] != "input_image" || !strings.HasPrefix(u, "data:image/") {
+		return ""
+	}
+	_, b64, _ := strings.Cut(u, ";base64,")
+	return b64
 }
 
-func anthropicImagePart(v map[string]any, b64 string) bool {
+func anthropicImagePart(v map[string]any) string {
 	src, _ := v["source"].(map[string]any)
-	return v["type"] == "image" && src["type"] == "base64" && src["data"] == b64
+	if v["type"] != "image" || src["type"] != "base64" {
+		return ""
+	}
+	b64, _ := src["data"].(string)
+	return b64
 }
 
 var imgWires = []imgWire{
@@ -77,35 +95,41 @@ func imgEnv(t *testing.T, w imgWire, srv *providertest.Server) *env {
 	return e
 }
 
-// imgParts counts the image parts in body (a request's JSON) that carry b64, and
-// reports where the first one sits (the path of keys from the root).
-func imgParts(body []byte, b64 string, found func(map[string]any, string) bool) (n int, where string) {
+// imgPart is one image part of a request body: its base64 and where it sits (the
+// path of keys from the root; [i] for array elements).
+type imgPart struct{ b64, path string }
+
+// imgParts lists the image parts of body (a request's JSON), in document order.
+func imgParts(body []byte, found func(map[string]any) string) []imgPart {
 	var root any
 	if json.Unmarshal(body, &root) != nil {
-		return 0, ""
+		return nil
 	}
+	var out []imgPart
 	var walk func(v any, path string)
 	walk = func(v any, path string) {
 		switch x := v.(type) {
 		case map[string]any:
-			if found(x, b64) {
-				if n == 0 {
-					where = path
-				}
-				n++
+			if b := found(x); b != "" {
+				out = append(out, imgPart{b, path})
 				return
 			}
-			for k, c := range x {
-				walk(c, path+"."+k)
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(x[k], path+"."+k)
 			}
 		case []any:
-			for _, c := range x {
-				walk(c, path+"[]")
+			for i, c := range x {
+				walk(c, fmt.Sprintf("%s[%d]", path, i))
 			}
 		}
 	}
 	walk(root, "")
-	return n, where
+	return out
 }
 
 // `lovia run --image FILE` and `@FILE` in the prompt put the image into the request,
@@ -136,10 +160,12 @@ func TestImagesRunFlag(t *testing.T) {
 				if len(reqs) != 1 {
 					t.Fatalf("%s: %d requests", how, len(reqs))
 				}
-				if n, where := imgParts(reqs[0].Body, b64, w.found); n != 1 {
-					t.Fatalf("%s: %d image parts with the file's bytes in the request, want 1\nbody: %s", how, n, provTail(string(reqs[0].Body), 2000))
-				} else if !strings.Contains(where, "messages") && !strings.Contains(where, "input") {
-					t.Errorf("%s: image at %s", how, where)
+				parts := imgParts(reqs[0].Body, w.found)
+				if len(parts) != 1 || parts[0].b64 != b64 {
+					t.Fatalf("%s: image parts %+v in the request, want one with the file's bytes\nbody: %s", how, parts, provTail(string(reqs[0].Body), 2000))
+				}
+				if p := parts[0].path; !strings.HasPrefix(p, ".messages[") && !strings.HasPrefix(p, ".input[") {
+					t.Errorf("%s: image at %s", how, p)
 				}
 				if bytes.Contains([]byte(p.stdout), []byte(b64)) {
 					t.Errorf("%s: stream-json carries the image's base64", how)
@@ -196,5 +222,97 @@ func TestImagesRunRefusesDeniedAndNonImages(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("%d requests sent", n)
+	}
+}
+
+// everythingServer is the config of the reference MCP server (stdio), or a skip
+// when it is not installed (.ci/run installs it from npm).
+func everythingServer(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("mcp-server-everything")
+	if err != nil {
+		t.Skip("mcp-server-everything not installed (npm install -g @modelcontextprotocol/server-everything)")
+	}
+	return "mcp:\n  servers:\n    everything:\n      command: " + p + "\n      args: [stdio]\n      startup_timeout: 60s\n"
+}
+
+// The image a tool returns (the reference server's get-tiny-image, an MCP image
+// content) reaches the model on every wire: inside the tool result (Anthropic), in
+// the function_call_output's array (Responses), in a user message right after the
+// tool messages, naming the call (OpenAI Chat, which has no images in tool
+// messages).
+func TestImagesFromMCPToolReachEveryWire(t *testing.T) {
+	cfg := everythingServer(t)
+	for _, w := range imgWires[:3] {
+		t.Run(w.name, func(t *testing.T) {
+			srv := w.serve(t,
+				providertest.Turn{Calls: []providertest.Call{{ID: "call_img_1", Name: "everything__get-tiny-image", Args: `{}`}}},
+				providertest.Turn{Text: "It is the MCP logo."})
+			e := imgEnv(t, w, srv)
+			e.userConfig(cfg)
+			p := provRun(e, 120*time.Second, "run", "--model", w.name+":"+w.model, "--output", "stream-json", "--approve", "all", "show me the tiny image")
+			p.terminal(t, "run_completed")
+			reqs := srv.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests\nstderr: %s", len(reqs), p.stderr)
+			}
+			body := reqs[1].Body
+			parts := imgParts(body, w.found)
+			if len(parts) != 1 {
+				t.Fatalf("image parts %+v in the second request, want 1\nbody: %s", parts, provTail(string(body), 3000))
+			}
+			pic, err := base64.StdEncoding.DecodeString(parts[0].b64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in, err := imagefit.Check(pic); err != nil || in.MIME != "image/png" || in.Width != 20 {
+				t.Fatalf("the image sent is not the tiny PNG: %+v %v", in, err)
+			}
+			var req map[string]any
+			if err := json.Unmarshal(body, &req); err != nil {
+				t.Fatal(err)
+			}
+			path := parts[0].path
+			switch w.name {
+			case "openai":
+				// .messages[i].content[j]: a user message right after the tool message.
+				var i int
+				if _, err := fmt.Sscanf(path, ".messages[%d]", &i); err != nil || i < 1 {
+					t.Fatalf("image at %s", path)
+				}
+				msgs := req["messages"].([]any)
+				um, tm := msgs[i].(map[string]any), msgs[i-1].(map[string]any)
+				if um["role"] != "user" || tm["role"] != "tool" || tm["tool_call_id"] != "call_img_1" {
+					t.Fatalf("image in %v after %v", um["role"], tm)
+				}
+				if s := fmt.Sprint(um["content"]); !strings.Contains(s, "call_img_1") {
+					t.Errorf("the image message does not name its call: %s", s)
+				}
+				if s := fmt.Sprint(tm["content"]); strings.Contains(s, "not shown") {
+					t.Errorf("the tool message says the image was not shown: %s", s)
+				}
+			case "openai-responses":
+				var i int
+				if _, err := fmt.Sscanf(path, ".input[%d].output[", &i); err != nil {
+					t.Fatalf("image at %s", path)
+				}
+				it := req["input"].([]any)[i].(map[string]any)
+				if it["type"] != "function_call_output" || it["call_id"] != "call_img_1" {
+					t.Fatalf("image in %v", it)
+				}
+			case "anthropic":
+				var i, j int
+				if _, err := fmt.Sscanf(path, ".messages[%d].content[%d].content[", &i, &j); err != nil {
+					t.Fatalf("image at %s", path)
+				}
+				blk := req["messages"].([]any)[i].(map[string]any)["content"].([]any)[j].(map[string]any)
+				if blk["type"] != "tool_result" || blk["tool_use_id"] != "call_img_1" {
+					t.Fatalf("image in %v", blk)
+				}
+			}
+			if strings.Contains(p.stdout, parts[0].b64) {
+				t.Errorf("stream-json carries the image's base64")
+			}
+		})
 	}
 }
