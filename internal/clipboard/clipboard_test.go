@@ -20,12 +20,16 @@ const onePixelPNG = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00
 func fakeTools(t *testing.T, types string, names ...string) (string, func(string) (string, error)) {
 	t.Helper()
 	dir := t.TempDir()
+	cat, err := exec.LookPath("cat") // absolute: a test may narrow PATH to dir
+	if err != nil {
+		t.Skip("no cat")
+	}
 	if err := os.WriteFile(filepath.Join(dir, "clip"), []byte(onePixelPNG), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range names {
 		script := "#!/bin/sh\necho \"$@\" >> " + dir + "/calls\n" +
-			"case \"$*\" in *TARGETS*|*--list-types*) printf '%s\\n' " + shellQuote(types) + ";; *image/png*) cat " + dir + "/clip;; *) exit 1;; esac\n"
+			"case \"$*\" in *TARGETS*|*--list-types*) printf '%s\\n' " + shellQuote(types) + ";; *image/png*) " + cat + " " + dir + "/clip;; *) exit 1;; esac\n"
 		if err := os.WriteFile(filepath.Join(dir, n), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
