@@ -139,6 +139,7 @@ func imgParts(body []byte, found func(map[string]any) string) []imgPart {
 func TestImagesRunFlag(t *testing.T) {
 	pic := imgPNG(t, 8, 4)
 	b64 := base64.StdEncoding.EncodeToString(pic)
+	validate := loadSchema(t)
 	for _, w := range imgWires {
 		t.Run(w.name, func(t *testing.T) {
 			for _, how := range []string{"flag", "mention"} {
@@ -169,6 +170,31 @@ func TestImagesRunFlag(t *testing.T) {
 				}
 				if bytes.Contains([]byte(p.stdout), []byte(b64)) {
 					t.Errorf("%s: stream-json carries the image's base64", how)
+				}
+				// run_started shows the image as a placeholder, valid per the schema.
+				started := p.ofType("run_started")
+				if len(started) != 1 || fmt.Sprint(started[0]["images"]) != fmt.Sprintf("[map[bytes:%d mime:image/png name:shot.dat]]", len(pic)) {
+					t.Errorf("%s: run_started = %v", how, started)
+				}
+				for _, ev := range p.events {
+					if err := validate(ev); err != nil {
+						t.Errorf("%s: event %v: %v", how, ev["type"], err)
+					}
+				}
+				if w.name != "openai" || how != "flag" || len(started) != 1 {
+					continue
+				}
+				// sessions show: a placeholder line; --json: size and hash, no bytes.
+				id, _ := started[0]["session_id"].(string)
+				show := provRun(e, 30*time.Second, "sessions", "show", id)
+				want := fmt.Sprintf("> [image 1: image/png, %d bytes, shot.dat]", len(pic))
+				if show.code != 0 || !strings.Contains(show.stdout, want) || strings.Contains(show.stdout, b64) {
+					t.Errorf("sessions show: exit %d, want %q in:\n%s%s", show.code, want, show.stdout, show.stderr)
+				}
+				js := provRun(e, 30*time.Second, "sessions", "show", "--json", id)
+				if js.code != 0 || strings.Contains(js.stdout, b64) || !strings.Contains(js.stdout, `"sha256"`) ||
+					!strings.Contains(js.stdout, fmt.Sprintf(`"size": %d`, len(pic))) {
+					t.Errorf("sessions show --json: exit %d\n%s%s", js.code, js.stdout, js.stderr)
 				}
 			}
 		})
