@@ -61,7 +61,8 @@ with lovia resume RUN_ID.`,
 		Example: `  lovia run "add a --json flag to the list command"
   git diff | lovia run --preset reviewer "review this change"
   lovia run --output json --output-schema answer.schema.json "is the build green?"
-  lovia run --output stream-json -m script:testdata/demo/script.yaml "fix the bug"`,
+  lovia run --output stream-json -m script:testdata/demo/script.yaml "fix the bug"
+  lovia run --image screenshot.png "why is this dialog cut off?"`,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Args = args
 			opts.budgetSet = c.Flags().Changed("budget-tokens")
@@ -79,6 +80,7 @@ with lovia resume RUN_ID.`,
 	fl.StringVar(&opts.RunID, "run-id", "", "run `ID`: letters, digits, '.', '_', '-', ':' (idempotency key: re-issuing a completed id with the same prompt replays its result)")
 	fl.IntVar(&opts.BudgetTokens, "budget-tokens", 0, "stop once the run used `N` tokens (input + output)")
 	fl.StringArrayVar(&opts.Images, "image", nil, "attach the image `FILE` (PNG, JPEG, GIF, WebP) to the prompt; repeatable")
+	_ = c.MarkFlagFilename("image", "png", "jpg", "jpeg", "gif", "webp")
 	return c
 }
 
