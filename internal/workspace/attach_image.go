@@ -44,10 +44,21 @@ func (w *Workspace) AttachImage(path string) (data []byte, mime string, err erro
 	if !fi.Mode().IsRegular() {
 		return nil, "", userErr("%s is not a regular file", path)
 	}
+	// The first bytes say whether it is an image at all: a mention of a large log
+	// file is told apart without reading it.
+	head := make([]byte, 16)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, "", fileErr("read", path, err)
+	}
+	if imagefit.Sniff(head[:n]) == "" {
+		return nil, "", fmt.Errorf("%s: %w", path, ErrNotImage)
+	}
 	if fi.Size() > imagefit.MaxFileBytes {
 		return nil, "", userErr("%s is %d MiB; images up to %d MiB are attached", path, fi.Size()>>20, imagefit.MaxFileBytes>>20)
 	}
-	data, err = io.ReadAll(io.LimitReader(f, imagefit.MaxFileBytes+1))
+	rest, err := io.ReadAll(io.LimitReader(f, imagefit.MaxFileBytes+1-int64(n)))
+	data = append(head[:n:n], rest...)
 	if err != nil {
 		return nil, "", fileErr("read", path, err)
 	}

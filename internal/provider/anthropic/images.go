@@ -37,10 +37,11 @@ func (im *images) attachment(a transcript.Attachment) sdk.ContentBlockParamUnion
 	if len(a.Data) == 0 {
 		return sdk.NewImageBlock(sdk.URLImageSourceParam{URL: a.URI})
 	}
-	if im.enc == nil {
-		im.enc = imagefit.NewEncoder(imagefit.ForProvider(Prefix))
+	enc := im.enc
+	if enc == nil { // a zero images (tests): fitted, not cached
+		enc = imagefit.NewEncoder(imagefit.ForProvider(Prefix))
 	}
-	mime, b64, err := im.enc.Base64(a.Data)
+	mime, b64, err := enc.Base64(a.Data)
 	if err != nil {
 		return sdk.NewTextBlock(provider.ImageNotShown(a, err.Error()))
 	}

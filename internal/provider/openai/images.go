@@ -41,10 +41,11 @@ func (im *images) url(a transcript.Attachment) (string, string) {
 	if len(a.Data) == 0 {
 		return a.URI, ""
 	}
-	if im.enc == nil {
-		im.enc = imagefit.NewEncoder(imagefit.ForProvider(""))
+	enc := im.enc
+	if enc == nil { // a zero images (tests): fitted, not cached
+		enc = imagefit.NewEncoder(imagefit.ForProvider(""))
 	}
-	mime, b64, err := im.enc.Base64(a.Data)
+	mime, b64, err := enc.Base64(a.Data)
 	if err != nil {
 		return "", provider.ImageNotShown(a, err.Error())
 	}
