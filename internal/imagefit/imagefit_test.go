@@ -96,10 +96,7 @@ func TestFitResizesLargeImage(t *testing.T) {
 	if err != nil || mime != PNG || !bytes.Equal(out, small) {
 		t.Fatalf("small image changed: %s %d bytes %v", mime, len(out), err)
 	}
-	big := pngOf(t, 2400, 1200, false)
-	if len(big) < 5<<20 {
-		t.Fatalf("test image only %d bytes", len(big))
-	}
+	big := pngOf(t, 2100, 1050, false)
 	for _, c := range []struct {
 		prefix string
 		side   int
@@ -117,8 +114,14 @@ func TestFitResizesLargeImage(t *testing.T) {
 			t.Errorf("%s: %s %d×%d %d bytes, want %d×%d within %d bytes", c.prefix, in.MIME, in.Width, in.Height, len(out), c.side, c.side/2, lim.MaxBytes)
 		}
 	}
+	// Over the byte limit only: recompressed, then scaled down until it fits.
+	noisy := pngOf(t, 300, 300, false)
+	out, mime, err = Fit(noisy, Limits{MaxBytes: 20_000, MaxSide: 4000, Types: []string{PNG, JPEG}})
+	if err != nil || len(out) > 20_000 || mime != JPEG {
+		t.Fatalf("byte limit: %s %d bytes %v", mime, len(out), err)
+	}
 	// Transparency survives as PNG when the PNG fits.
-	tr := pngOf(t, 2000, 100, true)
+	tr := pngOf(t, 1200, 60, true)
 	out, mime, err = Fit(tr, Limits{MaxBytes: 5 << 20, MaxSide: 1000, Types: []string{PNG}})
 	if err != nil || mime != PNG {
 		t.Fatalf("transparent: %s %v", mime, err)
@@ -142,7 +145,7 @@ func TestFitConvertsType(t *testing.T) {
 // The encoder fits and encodes an image once, however often it is asked.
 func TestEncoderCaches(t *testing.T) {
 	e := NewEncoder(ForProvider("anthropic"))
-	big := pngOf(t, 2000, 1000, false)
+	big := pngOf(t, 1600, 400, false)
 	m1, b1, err := e.Base64(big)
 	if err != nil || m1 != JPEG {
 		t.Fatalf("%s %v", m1, err)
