@@ -210,7 +210,11 @@ func (b *chatBackend) Start(ctx context.Context, req tui.StartRequest) (tui.Hand
 		return nil, err
 	}
 	pr.Options.CarryRunID = req.CarryRunID
-	h := runtime.Start(ctx, pr.Agent, runtime.Text(prompt), pr.Options)
+	input, err := b.chatInput(ctx, model, prompt, req.Images) // chat_images.go
+	if err != nil {
+		return nil, err
+	}
+	h := runtime.Start(ctx, pr.Agent, input, pr.Options)
 	b.mu.Lock()
 	if b.policies == nil {
 		b.policies = map[string]string{}

@@ -18,7 +18,6 @@ import (
 	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/headless"
-	"github.com/lovia-dev/lovia/internal/runtime"
 	"github.com/lovia-dev/lovia/internal/safefile"
 	"github.com/lovia-dev/lovia/internal/tool"
 )
@@ -36,6 +35,8 @@ type RunOptions struct {
 	Approve      string
 	RunID        string
 	BudgetTokens int
+	// Images are --image files attached to the prompt.
+	Images []string
 	// budgetSet reports --budget-tokens was given.
 	budgetSet bool
 	// Signals delivers SIGINT/SIGTERM (nil: the process's).
@@ -60,7 +61,8 @@ with lovia resume RUN_ID.`,
 		Example: `  lovia run "add a --json flag to the list command"
   git diff | lovia run --preset reviewer "review this change"
   lovia run --output json --output-schema answer.schema.json "is the build green?"
-  lovia run --output stream-json -m script:testdata/demo/script.yaml "fix the bug"`,
+  lovia run --output stream-json -m script:testdata/demo/script.yaml "fix the bug"
+  lovia run --image screenshot.png "why is this dialog cut off?"`,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Args = args
 			opts.budgetSet = c.Flags().Changed("budget-tokens")
@@ -77,6 +79,8 @@ with lovia resume RUN_ID.`,
 	fl.StringVar(&opts.Approve, "approve", "none", "answer for actions that need approval: none (deny) or all (allow)")
 	fl.StringVar(&opts.RunID, "run-id", "", "run `ID`: letters, digits, '.', '_', '-', ':' (idempotency key: re-issuing a completed id with the same prompt replays its result)")
 	fl.IntVar(&opts.BudgetTokens, "budget-tokens", 0, "stop once the run used `N` tokens (input + output)")
+	fl.StringArrayVar(&opts.Images, "image", nil, "attach the image `FILE` (PNG, JPEG, GIF, WebP) to the prompt; repeatable")
+	_ = c.MarkFlagFilename("image", "png", "jpg", "jpeg", "gif", "webp")
 	return c
 }
 
@@ -138,7 +142,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if prompt, err = slashPrompt(ctx, f, a, prompt, &ro); err != nil {
 		return err
 	}
-	h, pr, err := a.Start(ctx, runtime.Text(prompt), ro)
+	input, err := runInput(f, a, prompt, opts.Images) // run_images.go
+	if err != nil {
+		return err
+	}
+	h, pr, err := a.Start(ctx, input, ro)
 	if err != nil {
 		return err
 	}

@@ -234,6 +234,7 @@ func sessionsShow(ctx context.Context, opts *SessionsOptions) error {
 		return err
 	}
 	if opts.JSON {
+		d.Entries = placeholderEntries(d.Entries) // sessions_images.go
 		return writeJSON(f.IO.Out, d)
 	}
 	// The conversation is model, user and tool text: it reaches the terminal sanitized.
@@ -274,6 +275,7 @@ func writeConversation(w io.Writer, entries []transcript.Entry) {
 				continue
 			}
 			fmt.Fprintf(w, "\n> %s\n", strings.ReplaceAll(strings.TrimRight(e.Text, "\n"), "\n", "\n> "))
+			writeAttachments(w, e) // sessions_images.go
 		case transcript.TypeAssistantText:
 			fmt.Fprintf(w, "\n%s\n", strings.TrimRight(e.Text, "\n"))
 		case transcript.TypeReasoning:

@@ -156,6 +156,7 @@ func New(ctx context.Context, opts Options) (*App, error) {
 	env := opts.ProviderEnv
 	env.Getenv = getenv
 	env.ContextWindows = cfg.ContextWindows()
+	env.Vision = cfg.VisionOverrides()
 	if env.Timeouts == (provider.Timeouts{}) {
 		env.Timeouts = cfg.Provider.Timeouts()
 	}
@@ -526,6 +527,9 @@ func (a *App) Prepare(ctx context.Context, ro RunOptions) (*Prepared, error) {
 func (a *App) Start(ctx context.Context, input []transcript.Entry, ro RunOptions) (*runtime.Handle, *Prepared, error) {
 	pr, err := a.Prepare(ctx, ro)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := a.CheckImages(ctx, pr.Settings.Model, input); err != nil { // images.go
 		return nil, nil, err
 	}
 	return runtime.Start(ctx, pr.Agent, input, pr.Options), pr, nil

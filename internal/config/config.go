@@ -90,6 +90,8 @@ type Curate struct {
 // Model overrides what lovia knows about one model.
 type Model struct {
 	ContextWindow int `yaml:"context_window,omitempty" json:"context_window,omitempty"`
+	// Vision says whether the model takes images (unset: lovia's table decides).
+	Vision *bool `yaml:"vision,omitempty" json:"vision,omitempty"`
 }
 
 // Skills adds skill directories (after the standard ones).

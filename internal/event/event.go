@@ -50,6 +50,10 @@ type Event struct {
 	// user_message_injected: the message; output_discarded: why.
 	Text string `json:"text,omitempty"`
 
+	// run_started: the images attached to the prompt, as placeholders (never the
+	// bytes; images.go).
+	Images []Image `json:"images,omitempty"`
+
 	// Tool call events.
 	CallID     string          `json:"call_id,omitempty"`
 	Name       string          `json:"name,omitempty"`

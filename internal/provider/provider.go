@@ -39,6 +39,8 @@ type Info struct {
 	MaxOutputTokens int
 	// NativeSchema: the provider enforces a JSON Schema on the final answer itself.
 	NativeSchema bool
+	// Vision: whether the model takes image input (vision.go).
+	Vision Vision
 }
 
 // Request is one model call.

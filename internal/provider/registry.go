@@ -18,6 +18,9 @@ type Env struct {
 	// ContextWindows overrides the built-in per-model table (config
 	// models.<name>.context_window).
 	ContextWindows map[string]int
+	// Vision overrides the built-in table of models that take images (config
+	// models.<name>.vision).
+	Vision map[string]bool
 	// Dir is the directory relative paths (script:PATH) resolve against.
 	Dir string
 	// Timeouts bound every request of the network providers (zero: no limits).

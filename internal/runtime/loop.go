@@ -441,7 +441,7 @@ func (l *loop) emitStarted(ctx context.Context) {
 	if l.replay != nil {
 		name = l.replay.Head.Agent
 	}
-	l.emit(ctx, event.Event{Type: event.RunStarted, SessionID: l.sessionID, Agent: name})
+	l.emit(ctx, event.Event{Type: event.RunStarted, SessionID: l.sessionID, Agent: name, Images: event.ImagesOf(l.input)})
 }
 
 func (l *loop) checkLimits(ctx context.Context) error {

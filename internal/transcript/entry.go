@@ -70,6 +70,10 @@ type Attachment struct {
 	Name string `json:"name,omitempty"`
 	Data []byte `json:"data,omitempty"` // base64 in JSON
 	URI  string `json:"uri,omitempty"`
+	// SHA256 (hex) and Size name Data where it is stored apart, once per content
+	// (the SQLite store's blobs table), or where a view shows a placeholder.
+	SHA256 string `json:"sha256,omitempty"`
+	Size   int    `json:"size,omitempty"`
 }
 
 // UserInput returns a user input entry.

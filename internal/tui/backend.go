@@ -38,6 +38,8 @@ type StartRequest struct {
 	// a limit) the new run carries on: its prompt, partial reply and tool calls open
 	// the new run (runtime.Options.CarryRunID).
 	CarryRunID string
+	// Images are attached to the prompt (pasted, Ctrl-V, @mentions; images.go).
+	Images []transcript.Attachment
 }
 
 // SessionInfo is one row of the /sessions picker.

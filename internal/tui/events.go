@@ -33,6 +33,9 @@ func (m *Model) submit(text string) tea.Cmd {
 		m.input.SetValue(text)
 		return nil
 	}
+	if (m.run != nil || m.starting) && m.holdImages(text) { // images.go
+		return nil
+	}
 	if m.run != nil || m.starting {
 		m.queueSeq++
 		q := queuedMsg{id: fmt.Sprintf("q%d", m.queueSeq), text: text}
@@ -44,7 +47,8 @@ func (m *Model) submit(text string) tea.Cmd {
 		return nil
 	}
 	m.emit('u', renderUser(m.theme, text, m.width, ""))
-	return m.start(StartRequest{SessionID: m.sessionID, Prompt: text, Model: m.model, CarryRunID: m.carry})
+	return m.start(StartRequest{SessionID: m.sessionID, Prompt: text, Model: m.model, CarryRunID: m.carry,
+		Images: m.takeImages(text)})
 }
 
 func (m *Model) pushHistory(text string) {
@@ -64,8 +68,11 @@ func (m *Model) start(req StartRequest) tea.Cmd {
 	b, ctx := m.backend, m.ctx
 	resume := req.ResumeRunID != ""
 	return func() tea.Msg {
-		var notes []string
-		req.Prompt, notes = attachMentions(ctx, b, req.Prompt) // attach.go
+		imgs, notes, ab := attachImageMentions(ctx, b, req.Prompt) // images.go
+		req.Images = append(req.Images, imgs...)
+		var more []string
+		req.Prompt, more = attachMentions(ctx, ab, req.Prompt) // attach.go
+		notes = append(notes, more...)
 		r, err := b.Start(ctx, req)
 		msg := runStartedMsg{run: r, err: err, resume: resume}
 		if len(notes) == 0 {

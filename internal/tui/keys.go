@@ -115,6 +115,8 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.submit(m.expandPastes(text))
 	case "ctrl+g":
 		return m.openEditor()
+	case "ctrl+v":
+		return m.pasteClipboardImage() // images.go
 	case "ctrl+o":
 		m.showReasoning = !m.showReasoning
 		if m.showReasoning {

@@ -177,8 +177,9 @@ type Model struct {
 	tick     func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 	lastKind byte
 	quitting bool
-	frames   frames // recent frame heights (render.go)
-	pastes   pastes // folded pastes in the prompt (paste.go)
+	frames   frames     // recent frame heights (render.go)
+	pastes   pastes     // folded pastes in the prompt (paste.go)
+	imgs     imageState // images attached to the prompt (images.go)
 }
 
 // NewModel builds the root model.

@@ -23,6 +23,9 @@ func (m *Model) onPaste(msg tea.PasteMsg) tea.Cmd {
 		return nil
 	}
 	text := strings.ReplaceAll(strings.ReplaceAll(msg.Content, "\r\n", "\n"), "\r", "\n")
+	if cmd, ok := m.pastedImagePath(text); ok { // images.go
+		return cmd
+	}
 	lines := strings.Count(strings.TrimRight(text, "\n"), "\n") + 1
 	if lines <= pasteFoldLines && len(text) <= pasteFoldChars {
 		var cmd tea.Cmd

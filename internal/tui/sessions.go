@@ -96,7 +96,7 @@ func (m *Model) printHistory(msg historyMsg) {
 		switch e.Type {
 		case transcript.TypeInput:
 			if e.IsUser() && !m.historyNote(e) {
-				m.emit('u', renderUser(m.theme, e.Text, m.width, ""))
+				m.emit('u', renderUser(m.theme, e.Text, m.width, imageChips(e.Attachments)))
 			}
 		case transcript.TypeAssistantText:
 			if strings.TrimSpace(e.Text) != "" {

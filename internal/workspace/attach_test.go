@@ -39,3 +39,34 @@ func TestAttachFile(t *testing.T) {
 		t.Errorf("a binary file was attached")
 	}
 }
+
+// AttachImage reads images as AttachFile reads text: by content type, through the
+// policy and the safe open, so a symlink to a denied file attaches nothing.
+func TestAttachImage(t *testing.T) {
+	e := newTestEnv(t)
+	w := newWS(t, e, PresetCoding, SandboxOff)
+	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff\x89\x99=\x1d\x00\x00\x00\x00IEND\xaeB`\x82"
+	write(t, e.root+"/shot.dat", png) // no image extension: the content decides
+	data, mime, err := w.AttachImage("shot.dat")
+	if err != nil || mime != "image/png" || string(data) != png {
+		t.Fatalf("shot.dat: %s %d bytes %v", mime, len(data), err)
+	}
+	write(t, e.home+"/secret.png", png)
+	if err := os.Symlink(e.home+"/secret.png", e.root+"/innocent.png"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(e.home+"/.ssh/id_rsa", e.root+"/key.png"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"innocent.png", "key.png", e.home + "/secret.png", "src"} {
+		if data, _, err := w.AttachImage(p); err == nil {
+			t.Errorf("%s attached: %d bytes", p, len(data))
+		}
+	}
+	if _, _, err := w.AttachImage("src/main.go"); !errors.Is(err, ErrNotImage) {
+		t.Errorf("text file: %v, want ErrNotImage", err)
+	}
+	if _, _, err := w.AttachImage("nope.png"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing: %v, want fs.ErrNotExist", err)
+	}
+}

@@ -11,7 +11,6 @@ package anthropic
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,6 +57,8 @@ type Config struct {
 	// Headers are sent with every request (ANTHROPIC_CUSTOM_HEADERS), e.g. an
 	// anthropic-beta flag or a gateway's own header.
 	Headers http.Header
+	// Vision: whether the model takes images (provider.ModelVision).
+	Vision provider.Vision
 }
 
 // Factory builds the "anthropic:" provider from ANTHROPIC_API_KEY (or
@@ -101,6 +102,7 @@ func Factory(_ context.Context, model string, env provider.Env) (provider.Provid
 	}
 	cfg.ContextWindow = provider.ContextWindow(Prefix, model, env.ContextWindows, provider.DefaultContextWindow)
 	cfg.MaxTokens = provider.MaxOutputTokens(model, DefaultMaxTokens)
+	cfg.Vision = provider.ModelVision(Prefix, model, env.Vision)
 	return New(model, cfg), nil
 }
 
@@ -110,6 +112,7 @@ type Provider struct {
 	cfg   Config
 	svc   sdk.MessageService
 	cache provider.PieceCache
+	imgs  *images // images.go
 }
 
 // New returns a Messages API provider for model.
@@ -135,12 +138,12 @@ func New(model string, cfg Config) *Provider {
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = DefaultMaxTokens
 	}
-	return &Provider{model: model, cfg: cfg, svc: sdk.NewMessageService(opts...)}
+	return &Provider{model: model, cfg: cfg, svc: sdk.NewMessageService(opts...), imgs: newImages(cfg, model)}
 }
 
 // Info implements provider.Provider.
 func (p *Provider) Info() provider.Info {
-	return provider.Info{Provider: Prefix, Model: p.model, ContextWindow: p.cfg.ContextWindow, MaxOutputTokens: p.cfg.MaxTokens}
+	return provider.Info{Provider: Prefix, Model: p.model, ContextWindow: p.cfg.ContextWindow, MaxOutputTokens: p.cfg.MaxTokens, Vision: p.cfg.Vision}
 }
 
 // Stream implements provider.Provider.
@@ -260,7 +263,7 @@ func inputSchema(raw json.RawMessage) sdk.ToolInputSchemaParam {
 // cacheable block wholly inside the stable prefix (read from the cache) and on
 // the last cacheable block of all (written, so the next call's stable prefix,
 // which ends about here, is a cache hit).
-func messages(entries []transcript.Entry, stablePrefix int) []sdk.MessageParam {
+func messages(entries []transcript.Entry, stablePrefix int, im *images) []sdk.MessageParam {
 	view, orig := provider.PairedView(entries)
 	var (
 		msgs   []sdk.MessageParam
@@ -297,7 +300,7 @@ func messages(entries []transcript.Entry, stablePrefix int) []sdk.MessageParam {
 		}
 	}
 	for i, e := range view {
-		side, blocks := entryBlocks(e)
+		side, blocks := entryBlocks(e, im)
 		for _, b := range blocks {
 			add(side, b, orig[i])
 		}
@@ -314,7 +317,7 @@ func messages(entries []transcript.Entry, stablePrefix int) []sdk.MessageParam {
 
 // entryBlocks is the content one view entry adds, and the side ("user" or
 // "assistant") it goes on; none for entries the API cannot take.
-func entryBlocks(e transcript.Entry) (string, []sdk.ContentBlockParamUnion) {
+func entryBlocks(e transcript.Entry, im *images) (string, []sdk.ContentBlockParamUnion) {
 	switch e.Type {
 	case transcript.TypeInput:
 		var blocks []sdk.ContentBlockParamUnion
@@ -326,7 +329,7 @@ func entryBlocks(e transcript.Entry) (string, []sdk.ContentBlockParamUnion) {
 			blocks = append(blocks, sdk.NewTextBlock(text))
 		}
 		for _, a := range e.Attachments {
-			blocks = append(blocks, attachment(a))
+			blocks = append(blocks, im.attachment(a))
 		}
 		return "user", blocks
 	case transcript.TypeToolResult:
@@ -338,7 +341,7 @@ func entryBlocks(e transcript.Entry) (string, []sdk.ContentBlockParamUnion) {
 			tr.Content = append(tr.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: e.Text}})
 		}
 		for _, a := range e.Attachments {
-			if b := attachment(a); b.OfImage != nil {
+			if b := im.attachment(a); b.OfImage != nil {
 				tr.Content = append(tr.Content, sdk.ToolResultBlockParamContentUnion{OfImage: b.OfImage})
 			} else if b.OfText != nil {
 				tr.Content = append(tr.Content, sdk.ToolResultBlockParamContentUnion{OfText: b.OfText})
@@ -496,7 +499,7 @@ func (p *Provider) body(params sdk.MessageNewParams, req provider.Request) ([]by
 		}
 		var blocks []sdk.ContentBlockParamUnion
 		for i := sp.start; i < sp.end; i++ {
-			_, bs := entryBlocks(view[i])
+			_, bs := entryBlocks(view[i], p.imgs)
 			blocks = append(blocks, bs...)
 		}
 		var m sdk.MessageParam
@@ -531,16 +534,6 @@ func (p *Provider) body(params sdk.MessageNewParams, req provider.Request) ([]by
 	}
 	b.OK()
 	return out, nil
-}
-
-func attachment(a transcript.Attachment) sdk.ContentBlockParamUnion {
-	if strings.HasPrefix(a.MIME, "image/") && len(a.Data) > 0 {
-		return sdk.NewImageBlockBase64(a.MIME, base64.StdEncoding.EncodeToString(a.Data))
-	}
-	if strings.HasPrefix(a.MIME, "image/") && a.URI != "" {
-		return sdk.NewImageBlock(sdk.URLImageSourceParam{URL: a.URI})
-	}
-	return sdk.NewTextBlock(fmt.Sprintf("[attachment %s (%s) not shown]", a.Name, a.MIME))
 }
 
 func cacheable(b sdk.ContentBlockParamUnion) bool {

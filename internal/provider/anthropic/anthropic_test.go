@@ -217,7 +217,7 @@ func TestCacheBreakpoint(t *testing.T) {
 		transcript.UserInput("three"),
 	}
 	count := func(prefix int) (marks []string) {
-		msgs := messages(entries, prefix)
+		msgs := messages(entries, prefix, nil)
 		b, _ := json.Marshal(msgs)
 		var decoded []struct {
 			Content []map[string]any `json:"content"`

@@ -73,7 +73,7 @@ func TestBodyMatchesClient(t *testing.T) {
 		for i, req := range bodyConversation() {
 			params := p.params(req)
 			full := params
-			full.Messages = messages(req.Entries, req.StablePrefix)
+			full.Messages = messages(req.Entries, req.StablePrefix, p.imgs)
 			want, err := full.MarshalJSON()
 			if err != nil {
 				t.Fatal(err)

@@ -10,6 +10,9 @@ import (
 	"github.com/lovia-dev/lovia/internal/transcript"
 )
 
+// tinyPNG is a 1×1 PNG.
+var tinyPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff\x89\x99=\x1d\x00\x00\x00\x00IEND\xaeB`\x82")
+
 // bodyConversation is a sequence of requests as a run makes them: views that
 // extend one another, a new user input (which stops this adapter's reasoning from
 // being replayed for the turns before it), a rewritten prefix (compaction), an
@@ -77,6 +80,16 @@ func bodyConversation() []provider.Request {
 	step(transcript.ToolResult("g1", "shell", "g twice", false), transcript.ToolCall("g2", "shell", nil))
 	step(transcript.ToolResult("g2", "shell", "g2", false), transcript.UserInput("more"))
 	step(transcript.ToolCall("h1", "shell", nil), transcript.ToolResult("h1", "shell", "h", false))
+	// Tool results with images, arriving one by one: the run of results grows, so
+	// the message carrying the images moves after the last one.
+	img := func(id string) transcript.Entry {
+		e := transcript.ToolResult(id, "shot", "screenshot "+id, false)
+		e.Attachments = []transcript.Attachment{{MIME: "image/png", Data: tinyPNG}, {MIME: "application/pdf", Name: "x.pdf"}}
+		return e
+	}
+	step(transcript.ToolCall("i1", "shot", nil), transcript.ToolCall("i2", "shot", nil), img("i2"))
+	step(img("i1"))
+	step(transcript.AssistantText("seen"), transcript.UserInput("thanks"))
 	return reqs
 }
 
@@ -87,7 +100,7 @@ func TestChatBodyMatchesClient(t *testing.T) {
 	c := NewChat("gpt-4.1", Config{Provider: "openai", BaseURL: "http://127.0.0.1:1/v1"})
 	for i, req := range bodyConversation() {
 		p := c.params(req)
-		p.Messages = chatMessages(c.cfg.Provider, req.System, req.Entries)
+		p.Messages = chatMessages(c.cfg.Provider, req.System, req.Entries, c.imgs)
 		want, err := p.MarshalJSON()
 		if err != nil {
 			t.Fatal(err)
@@ -137,7 +150,7 @@ func TestResponsesBodyMatchesClient(t *testing.T) {
 			}
 		}
 		p := r.params(req)
-		p.Input.OfInputItemList = responseItems(r.cfg.Provider, req.Entries)
+		p.Input.OfInputItemList = responseItems(r.cfg.Provider, req.Entries, r.imgs)
 		want, err := p.MarshalJSON()
 		if err != nil {
 			t.Fatal(err)
@@ -165,7 +178,7 @@ func TestChatBodyConcurrent(t *testing.T) {
 		go func() {
 			for i, req := range reqs[g%3:] {
 				p := c.params(req)
-				p.Messages = chatMessages(c.cfg.Provider, req.System, req.Entries)
+				p.Messages = chatMessages(c.cfg.Provider, req.System, req.Entries, c.imgs)
 				want, err := p.MarshalJSON()
 				if err != nil {
 					errc <- err

@@ -3,9 +3,7 @@ package openai
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"iter"
 	"net/http"
@@ -27,17 +25,18 @@ type Chat struct {
 	cfg   Config
 	svc   oa.ChatCompletionService
 	cache provider.PieceCache
+	imgs  *images // images.go
 }
 
 // NewChat returns a Chat Completions provider for model.
 func NewChat(model string, cfg Config) *Chat {
-	return &Chat{model: model, cfg: cfg, svc: oa.NewChatCompletionService(cfg.options()...)}
+	return &Chat{model: model, cfg: cfg, svc: oa.NewChatCompletionService(cfg.options()...), imgs: newImages(cfg, model)}
 }
 
 // Info implements provider.Provider.
 func (c *Chat) Info() provider.Info {
 	return provider.Info{Provider: c.cfg.Provider, Model: c.model, ContextWindow: c.cfg.ContextWindow,
-		MaxOutputTokens: c.cfg.MaxOutputTokens, NativeSchema: c.cfg.NativeSchema}
+		MaxOutputTokens: c.cfg.MaxOutputTokens, NativeSchema: c.cfg.NativeSchema, Vision: c.cfg.Vision}
 }
 
 // Stream implements provider.Provider.
@@ -114,14 +113,17 @@ func (c *Chat) params(req provider.Request) oa.ChatCompletionNewParams {
 // Reasoning from this same adapter is replayed only within the current tool loop
 // (after the last user input), as reasoning servers such as DeepSeek expect;
 // reasoning from any other provider is skipped.
-func chatMessages(prefix, system string, entries []transcript.Entry) []oa.ChatCompletionMessageParamUnion {
+func chatMessages(prefix, system string, entries []transcript.Entry, im *images) []oa.ChatCompletionMessageParamUnion {
 	view, _ := provider.PairedView(entries)
 	msgs := make([]oa.ChatCompletionMessageParamUnion, 0, len(view)+1)
 	if system != "" {
 		msgs = append(msgs, oa.SystemMessage(system))
 	}
 	for sp := range chatSpans(view) {
-		if m, ok := chatMessage(prefix, view, sp); ok {
+		if m, ok := chatMessage(prefix, view, sp, im); ok {
+			msgs = append(msgs, m)
+		}
+		if m, ok := toolImages(view, sp, im); ok {
 			msgs = append(msgs, m)
 		}
 	}
@@ -134,13 +136,20 @@ func chatMessages(prefix, system string, entries []transcript.Entry) []oa.ChatCo
 type chatSpan struct {
 	start, end      int
 	replayReasoning bool
+	// endsToolRun: a tool result that ends a run of results; the images of the
+	// run follow it in a user message (toolImages).
+	endsToolRun bool
 }
 
 func (s chatSpan) flags() uint64 {
+	var f uint64
 	if s.replayReasoning {
-		return 1
+		f |= 1
 	}
-	return 0
+	if s.endsToolRun {
+		f |= 2
+	}
+	return f
 }
 
 // chatSpans splits a paired view into the spans chatMessage encodes.
@@ -154,7 +163,8 @@ func chatSpans(view []transcript.Entry) iter.Seq[chatSpan] {
 		}
 		for i := 0; i < len(view); {
 			if !isAssistantSide(view[i].Type) {
-				if !yield(chatSpan{start: i, end: i + 1}) {
+				_, ends := toolRun(view, i)
+				if !yield(chatSpan{start: i, end: i + 1, endsToolRun: ends}) {
 					return
 				}
 				i++
@@ -178,16 +188,16 @@ func isAssistantSide(t transcript.Type) bool {
 
 // chatMessage is the message for one span; false when the span makes none
 // (reasoning alone, an unknown entry type).
-func chatMessage(prefix string, view []transcript.Entry, sp chatSpan) (oa.ChatCompletionMessageParamUnion, bool) {
+func chatMessage(prefix string, view []transcript.Entry, sp chatSpan, im *images) (oa.ChatCompletionMessageParamUnion, bool) {
 	e := view[sp.start]
 	switch e.Type {
 	case transcript.TypeToolResult:
-		return oa.ToolMessage(resultText(e), e.CallID), true
+		return oa.ToolMessage(im.resultText(e, true), e.CallID), true
 	case transcript.TypeInput:
 		if e.Role == transcript.RoleSystem {
 			return oa.SystemMessage(e.Text), true
 		}
-		return userMessage(e), true
+		return userMessage(e, im), true
 	}
 	if !isAssistantSide(e.Type) {
 		return oa.ChatCompletionMessageParamUnion{}, false
@@ -249,10 +259,21 @@ func (c *Chat) body(req provider.Request) ([]byte, error) {
 			continue
 		}
 		js := []byte{} // no message: remembered as such
-		if m, ok := chatMessage(c.cfg.Provider, view, sp); ok {
+		if m, ok := chatMessage(c.cfg.Provider, view, sp, c.imgs); ok {
 			if js, err = m.MarshalJSON(); err != nil {
 				return nil, err
 			}
+		}
+		if m, ok := toolImages(view, sp, c.imgs); ok {
+			// One piece, two messages: the body joins pieces with commas.
+			um, err := m.MarshalJSON()
+			if err != nil {
+				return nil, err
+			}
+			if len(js) > 0 {
+				js = append(js, ',')
+			}
+			js = append(js, um...)
 		}
 		b.Put(sp.start, sp.end, sp.flags(), js)
 	}
@@ -304,39 +325,21 @@ func argsText(a []byte) string {
 	return string(a)
 }
 
-// resultText is a tool result as text; Chat tool messages carry no images, so
-// attachments are named instead.
-func resultText(e transcript.Entry) string {
-	s := e.Text
-	if e.IsError && !strings.HasPrefix(s, "error") && !strings.HasPrefix(s, "Error") {
-		s = "error: " + s
+// toolImages is the user message that follows the span when it ends a run of tool
+// results with images (images.go).
+func toolImages(view []transcript.Entry, sp chatSpan, im *images) (oa.ChatCompletionMessageParamUnion, bool) {
+	if !sp.endsToolRun {
+		return oa.ChatCompletionMessageParamUnion{}, false
 	}
-	for _, a := range e.Attachments {
-		s += fmt.Sprintf("\n[attachment %s (%s) not shown]", a.Name, a.MIME)
-	}
-	return s
+	start, _ := toolRun(view, sp.start)
+	return im.toolImagesMessage(view[start:sp.end])
 }
 
-func userMessage(e transcript.Entry) oa.ChatCompletionMessageParamUnion {
+func userMessage(e transcript.Entry, im *images) oa.ChatCompletionMessageParamUnion {
 	if len(e.Attachments) == 0 {
 		return oa.UserMessage(e.Text)
 	}
-	parts := []oa.ChatCompletionContentPartUnionParam{}
-	if e.Text != "" {
-		parts = append(parts, oa.TextContentPart(e.Text))
-	}
-	for _, a := range e.Attachments {
-		switch {
-		case strings.HasPrefix(a.MIME, "image/") && len(a.Data) > 0:
-			parts = append(parts, oa.ImageContentPart(oa.ChatCompletionContentPartImageImageURLParam{
-				URL: "data:" + a.MIME + ";base64," + base64.StdEncoding.EncodeToString(a.Data)}))
-		case strings.HasPrefix(a.MIME, "image/") && a.URI != "":
-			parts = append(parts, oa.ImageContentPart(oa.ChatCompletionContentPartImageImageURLParam{URL: a.URI}))
-		default:
-			parts = append(parts, oa.TextContentPart(fmt.Sprintf("[attachment %s (%s) not shown]", a.Name, a.MIME)))
-		}
-	}
-	return oa.UserMessage(parts)
+	return oa.UserMessage(im.chatUserParts(e))
 }
 
 var doneMark = []byte("[DONE]")

@@ -515,7 +515,7 @@ func TestChatMessagesReasoningOnly(t *testing.T) {
 		transcript.UserInput("hi"),
 		{Type: transcript.TypeReasoning, Text: "hmm", Provider: "openai", ProviderID: "reasoning"},
 		transcript.UserInput("again"),
-	})
+	}, nil)
 	b, _ := json.Marshal(msgs)
 	if !jsonEqual(t, b, `[{"content":"hi","role":"user"},{"content":"again","role":"user"}]`) {
 		t.Errorf("got %s", b)

@@ -50,6 +50,8 @@ type Config struct {
 	MaxOutputTokens int
 	// NativeSchema: send OutputSchema as a response format.
 	NativeSchema bool
+	// Vision: whether the model takes images (provider.ModelVision).
+	Vision provider.Vision
 	// ReasoningEffort ("low", "medium", "high"; "" = model default) for reasoning
 	// models on the Responses API.
 	ReasoningEffort string
@@ -130,6 +132,7 @@ func configFromEnv(prefix, model string, env provider.Env) (Config, error) {
 	cfg.ContextWindow = provider.ContextWindow(prefix, model, env.ContextWindows, fallback)
 	cfg.MaxOutputTokens = provider.MaxOutputTokens(model, 0)
 	cfg.NativeSchema = true
+	cfg.Vision = provider.ModelVision(prefix, model, env.Vision)
 	cfg.ReasoningEffort = getenv(env, "LOVIA_REASONING_EFFORT")
 	return cfg, nil
 }
@@ -181,6 +184,7 @@ func OllamaFactory(_ context.Context, model string, env provider.Env) (provider.
 		HTTPClient:    env.HTTPClient,
 		ContextWindow: provider.ContextWindow("ollama", model, env.ContextWindows, provider.LocalContextWindow),
 		NativeSchema:  true,
+		Vision:        provider.ModelVision("ollama", model, env.Vision),
 	}
 	return NewChat(model, cfg), nil
 }

@@ -2,7 +2,6 @@ package openai
 
 import (
 	"context"
-	"encoding/base64"
 	"io"
 	"iter"
 	"net/http"
@@ -29,17 +28,18 @@ type Responses struct {
 	cfg   Config
 	svc   responses.ResponseService
 	cache provider.PieceCache
+	imgs  *images // images.go
 }
 
 // NewResponses returns a Responses API provider for model.
 func NewResponses(model string, cfg Config) *Responses {
-	return &Responses{model: model, cfg: cfg, svc: responses.NewResponseService(cfg.options()...)}
+	return &Responses{model: model, cfg: cfg, svc: responses.NewResponseService(cfg.options()...), imgs: newImages(cfg, model)}
 }
 
 // Info implements provider.Provider.
 func (r *Responses) Info() provider.Info {
 	return provider.Info{Provider: r.cfg.Provider, Model: r.model, ContextWindow: r.cfg.ContextWindow,
-		MaxOutputTokens: r.cfg.MaxOutputTokens, NativeSchema: r.cfg.NativeSchema}
+		MaxOutputTokens: r.cfg.MaxOutputTokens, NativeSchema: r.cfg.NativeSchema, Vision: r.cfg.Vision}
 }
 
 // isReasoningModel reports whether model takes reasoning parameters (o-series,
@@ -133,11 +133,11 @@ func (r *Responses) params(req provider.Request) responses.ResponseNewParams {
 }
 
 // responseItems maps the view to input items, results right after their calls.
-func responseItems(prefix string, entries []transcript.Entry) responses.ResponseInputParam {
+func responseItems(prefix string, entries []transcript.Entry, im *images) responses.ResponseInputParam {
 	view, _ := provider.PairedView(entries)
 	items := make(responses.ResponseInputParam, 0, len(view))
 	for _, e := range view {
-		if it, ok := responseItem(prefix, e); ok {
+		if it, ok := responseItem(prefix, e, im); ok {
 			items = append(items, it)
 		}
 	}
@@ -145,7 +145,7 @@ func responseItems(prefix string, entries []transcript.Entry) responses.Response
 }
 
 // responseItem is the input item for one view entry; false when it makes none.
-func responseItem(prefix string, e transcript.Entry) (responses.ResponseInputItemUnionParam, bool) {
+func responseItem(prefix string, e transcript.Entry, im *images) (responses.ResponseInputItemUnionParam, bool) {
 	switch e.Type {
 	case transcript.TypeInput:
 		role := responses.EasyInputMessageRoleUser
@@ -153,7 +153,7 @@ func responseItem(prefix string, e transcript.Entry) (responses.ResponseInputIte
 			role = responses.EasyInputMessageRoleSystem
 		}
 		return responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
-			Role: role, Content: inputContent(e)}}, true
+			Role: role, Content: inputContent(e, im)}}, true
 	case transcript.TypeAssistantText:
 		return responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
 			Role: responses.EasyInputMessageRoleAssistant, Content: responses.EasyInputMessageContentUnionParam{OfString: oa.String(e.Text)}}}, true
@@ -174,7 +174,7 @@ func responseItem(prefix string, e transcript.Entry) (responses.ResponseInputIte
 			CallID: e.CallID, Name: e.Name, Arguments: argsText(e.Args)}}, true
 	case transcript.TypeToolResult:
 		return responses.ResponseInputItemUnionParam{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
-			CallID: oa.String(e.CallID), Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: oa.String(resultText(e))}}}, true
+			CallID: oa.String(e.CallID), Output: im.responsesOutput(e)}}, true
 	}
 	return responses.ResponseInputItemUnionParam{}, false
 }
@@ -194,7 +194,7 @@ func (r *Responses) body(req provider.Request) ([]byte, error) {
 			continue
 		}
 		js := []byte{} // no item: remembered as such
-		if it, ok := responseItem(r.cfg.Provider, view[i]); ok {
+		if it, ok := responseItem(r.cfg.Provider, view[i], r.imgs); ok {
 			if js, err = it.MarshalJSON(); err != nil {
 				return nil, err
 			}
@@ -209,27 +209,11 @@ func (r *Responses) body(req provider.Request) ([]byte, error) {
 	return out, nil
 }
 
-func inputContent(e transcript.Entry) responses.EasyInputMessageContentUnionParam {
+func inputContent(e transcript.Entry, im *images) responses.EasyInputMessageContentUnionParam {
 	if len(e.Attachments) == 0 {
 		return responses.EasyInputMessageContentUnionParam{OfString: oa.String(e.Text)}
 	}
-	var parts responses.ResponseInputMessageContentListParam
-	if e.Text != "" {
-		parts = append(parts, responses.ResponseInputContentParamOfInputText(e.Text))
-	}
-	for _, a := range e.Attachments {
-		if strings.HasPrefix(a.MIME, "image/") && (len(a.Data) > 0 || a.URI != "") {
-			u := a.URI
-			if len(a.Data) > 0 {
-				u = "data:" + a.MIME + ";base64," + base64.StdEncoding.EncodeToString(a.Data)
-			}
-			parts = append(parts, responses.ResponseInputContentUnionParam{OfInputImage: &responses.ResponseInputImageParam{
-				ImageURL: oa.String(u), Detail: responses.ResponseInputImageDetailAuto}})
-			continue
-		}
-		parts = append(parts, responses.ResponseInputContentParamOfInputText("[attachment "+a.Name+" ("+a.MIME+") not shown]"))
-	}
-	return responses.EasyInputMessageContentUnionParam{OfInputItemContentList: parts}
+	return im.responsesInput(e)
 }
 
 // respItem is one output item as it streams.

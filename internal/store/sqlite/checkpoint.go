@@ -49,6 +49,7 @@ func (c *CheckpointStore) Append(ctx context.Context, runID string, entries []tr
 		head.PID = db.self.PID
 	}
 	entries = persistable(entries)
+	entries, blobs := splitBlobs(entries) // blobs.go
 	var batch []byte
 	if len(entries) > 0 {
 		if batch, err = json.Marshal(entries); err != nil {
@@ -107,6 +108,9 @@ ON CONFLICT(run_id) DO UPDATE SET session_id = excluded.session_id, status = exc
 			millis(head.StartedAt), millis(head.UpdatedAt)); err != nil {
 			return err
 		}
+		if err := putBlobs(ctx, tx, blobs, now); err != nil {
+			return err
+		}
 		if len(entries) > 0 {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO run_batches (run_id, seq, first_entry, entries) VALUES (?, ?, ?, ?)`,
 				runID, nBatches, nEntries, string(batch)); err != nil {
@@ -157,6 +161,9 @@ func (c *CheckpointStore) Load(ctx context.Context, runID string) (*store.Snapsh
 		entries, err := decodeBatches(raw, nBatches, nEntries)
 		if err != nil {
 			return db.corruptRun(runID, err)
+		}
+		if err := fillBlobs(ctx, tx, entries); err != nil {
+			return err
 		}
 		snap.Entries = entries
 		h, err := claimOf(ctx, tx, runID)

@@ -73,6 +73,16 @@ CREATE TABLE run_claims (
 ALTER TABLE session_runs ADD COLUMN usage TEXT NOT NULL DEFAULT '{}';
 CREATE INDEX runs_updated ON runs(updated_at);
 `,
+	// v3: attachment bytes (images) stored once per content, named by their SHA-256
+	// from the entries (blobs.go), instead of as base64 in every batch and segment.
+	`
+CREATE TABLE blobs (
+	sha256     TEXT PRIMARY KEY,
+	mime       TEXT NOT NULL,
+	data       BLOB NOT NULL,
+	created_at INTEGER NOT NULL
+);
+`,
 }
 
 // SchemaVersion is the schema version this lovia writes.

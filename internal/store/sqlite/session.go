@@ -65,7 +65,10 @@ func (s *SessionStore) Load(ctx context.Context, sessionID string) ([]transcript
 			}
 			out = append(out, seg...)
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return fillBlobs(ctx, tx, out)
 	})
 	return out, err
 }
@@ -87,6 +90,7 @@ func (s *SessionStore) Append(ctx context.Context, sessionID, runID string, entr
 	if entries == nil {
 		entries = []transcript.Entry{}
 	}
+	entries, blobs := splitBlobs(entries) // blobs.go
 	data, err := json.Marshal(entries)
 	if err != nil {
 		return errs.Wrap(errs.KindInternal, err, op+": encode entries", "")
@@ -125,6 +129,9 @@ func (s *SessionStore) Append(ctx context.Context, sessionID, runID string, entr
 			u = &usage.Usage{}
 		}
 		uj, _ := json.Marshal(u)
+		if err := putBlobs(ctx, tx, blobs, db.now()); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO session_runs (session_id, run_id, entries, n_entries, created_at, usage)
 VALUES (?, ?, ?, ?, ?, ?)`, sessionID, runID, string(data), len(entries), now, string(uj))
 		if err != nil {
@@ -414,7 +421,7 @@ func (s *SessionStore) DeleteSession(ctx context.Context, sessionID string) erro
 				return err
 			}
 		}
-		return nil
+		return dropOrphanBlobs(ctx, tx) // blobs.go
 	})
 }
 

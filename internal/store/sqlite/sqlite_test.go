@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -197,7 +198,7 @@ INSERT INTO lovia_schema VALUES (1, 0), (2, 0), (99, 0);`)
 		{"sqlite header then garbage", write("hdr.db", append([]byte("SQLite format 3\x00"), make([]byte, 200)...)), "", "move it aside"},
 		{"corrupt pages", corrupt, "", "move it aside"},
 		{"foreign sqlite", foreign, "an SQLite database of another program (tables: users)", "--db"},
-		{"newer schema", newer, "database schema v99 is newer than this lovia (v2); upgrade lovia", "upgrade lovia"},
+		{"newer schema", newer, "database schema v99 is newer than this lovia (v" + strconv.Itoa(SchemaVersion()) + "); upgrade lovia", "upgrade lovia"},
 		{"directory", dir, "is a directory", "--db"},
 	}
 	for _, tt := range tests {
