@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	oa "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/tidwall/gjson"
 
@@ -25,13 +24,13 @@ import (
 type Chat struct {
 	model string
 	cfg   Config
-	svc   oa.ChatCompletionService
+	api   oa.Client
 	cache provider.PieceCache
 }
 
 // NewChat returns a Chat Completions provider for model.
 func NewChat(model string, cfg Config) *Chat {
-	return &Chat{model: model, cfg: cfg, svc: oa.NewChatCompletionService(cfg.options()...)}
+	return &Chat{model: model, cfg: cfg, api: cfg.client()}
 }
 
 // Info implements provider.Provider.
@@ -49,15 +48,10 @@ func (c *Chat) Stream(ctx context.Context, req provider.Request) iter.Seq2[provi
 			yield(provider.Delta{}, c.cfg.mapError(ctx, c.model, err, nil))
 			return
 		}
-		stream := c.svc.NewStreaming(ctx, oa.ChatCompletionNewParams{},
-			option.WithRequestBody("application/json", body), option.WithResponseInto(&resp))
-		defer stream.Close()
-		if err := stream.Err(); err != nil {
+		if err := c.api.Post(ctx, "chat/completions", body, &resp); err != nil {
 			yield(provider.Delta{}, c.cfg.mapError(ctx, c.model, err, resp))
 			return
 		}
-		// The client's Stream decodes into typed chunks; we read the same body
-		// with our own decoder instead (see the package comment).
 		defer resp.Body.Close()
 		if err := provider.NotStream(c.cfg.Provider, resp, c.cfg.APIKey); err != nil {
 			yield(provider.Delta{}, err)

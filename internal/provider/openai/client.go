@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	oa "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/tidwall/gjson"
 
@@ -83,6 +84,15 @@ func (c Config) options() []option.RequestOption {
 		}
 	}
 	return opts
+}
+
+// client is the official client with only these options. Requests go through
+// its documented Client.Post with the body lovia built, the raw *http.Response
+// as the result. It is not made by NewClient, which would add OPENAI_* from the
+// process environment: lovia reads its variables through provider.Env, and a
+// compatible server (Ollama) must never receive OPENAI_API_KEY.
+func (c Config) client() oa.Client {
+	return oa.Client{Options: c.options()}
 }
 
 func (c Config) official() bool {

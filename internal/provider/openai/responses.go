@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	oa "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/tidwall/gjson"
@@ -27,13 +26,13 @@ import (
 type Responses struct {
 	model string
 	cfg   Config
-	svc   responses.ResponseService
+	api   oa.Client
 	cache provider.PieceCache
 }
 
 // NewResponses returns a Responses API provider for model.
 func NewResponses(model string, cfg Config) *Responses {
-	return &Responses{model: model, cfg: cfg, svc: responses.NewResponseService(cfg.options()...)}
+	return &Responses{model: model, cfg: cfg, api: cfg.client()}
 }
 
 // Info implements provider.Provider.
@@ -68,10 +67,7 @@ func (r *Responses) Stream(ctx context.Context, req provider.Request) iter.Seq2[
 			yield(provider.Delta{}, r.cfg.mapError(ctx, r.model, err, nil))
 			return
 		}
-		stream := r.svc.NewStreaming(ctx, responses.ResponseNewParams{},
-			option.WithRequestBody("application/json", body), option.WithResponseInto(&resp))
-		defer stream.Close()
-		if err := stream.Err(); err != nil {
+		if err := r.api.Post(ctx, "responses", body, &resp); err != nil {
 			yield(provider.Delta{}, r.cfg.mapError(ctx, r.model, err, resp))
 			return
 		}
