@@ -3,7 +3,7 @@
 // provider seam. Requests are built and sent with the official client
 // (github.com/openai/openai-go/v3, its retries off: lovia's policy governs); the
 // event stream is decoded here (provider.SSEReader, provider.WalkObject for the
-// hot delta events, gjson for the rare ones), about 15 times less CPU than the
+// hot delta events, provider.Value for the rare ones), about 15 times less CPU than the
 // client's typed decoding (see BenchmarkChatStreamSDK).
 package openai
 
@@ -22,7 +22,6 @@ import (
 
 	oa "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/tidwall/gjson"
 
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/provider"
@@ -237,7 +236,7 @@ func (c Config) mapError(ctx context.Context, model string, err error, resp *htt
 		body, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	code := gjson.GetBytes(body, "error.code").String()
+	code := provider.Value(body).Get("error", "code").String()
 	return c.statusError(model, resp.StatusCode, provider.ServerMessage(body), code, provider.ParseRetryAfter(resp.Header, time.Now()))
 }
 
@@ -249,9 +248,9 @@ func (c Config) statusError(model string, status int, msg, code string, retryAft
 }
 
 // streamError maps an {"error":{...}} object received mid-stream.
-func (c Config) streamError(model string, e gjson.Result) error {
+func (c Config) streamError(model string, e provider.Value) error {
 	msg := e.Get("message").String()
-	if msg == "" && e.Type == gjson.String {
+	if msg == "" && e.IsString() {
 		msg = e.String()
 	}
 	code := e.Get("code").String()
