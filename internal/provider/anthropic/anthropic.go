@@ -2,10 +2,10 @@
 // Requests are built and sent with the official client
 // (github.com/anthropics/anthropic-sdk-go/v2, its retries off: lovia's policy
 // governs); the event stream is decoded here for speed (provider.SSEReader and
-// provider.WalkObject for content deltas, provider.Value for the rare events). Extended
-// thinking is preserved (signatures and redacted blocks kept on reasoning entries
-// and replayed), and prompt-cache breakpoints go on the system prompt, the last
-// tool and the end of the stable prefix.
+// provider.WalkObject for content deltas, provider.Value for the rare events).
+// Extended thinking is preserved (signatures and redacted blocks kept on
+// reasoning entries and replayed), and prompt-cache breakpoints go on the system
+// prompt, the last tool and the end of the stable prefix.
 package anthropic
 
 import (

@@ -3,8 +3,8 @@
 // provider seam. Requests are built and sent with the official client
 // (github.com/openai/openai-go/v3, its retries off: lovia's policy governs); the
 // event stream is decoded here (provider.SSEReader, provider.WalkObject for the
-// hot delta events, provider.Value for the rare ones), about 15 times less CPU than the
-// client's typed decoding (see BenchmarkChatStreamSDK).
+// hot delta events, provider.Value for the rare ones), about 15 times less CPU
+// than the client's typed decoding (see BenchmarkChatStreamSDK).
 package openai
 
 import (
