@@ -76,14 +76,21 @@ func (s *tmuxSession) waitFor(what string, timeout time.Duration) string {
 
 func (s *tmuxSession) waitVisible(what string, timeout time.Duration) string {
 	s.t.Helper()
+	return s.waitUntil(fmt.Sprintf("%q on screen", what), timeout, func(sc string) bool { return strings.Contains(sc, what) })
+}
+
+// waitUntil polls the visible pane until cond holds (the terminal is another
+// process: there is nothing to wait on but its screen).
+func (s *tmuxSession) waitUntil(what string, timeout time.Duration, cond func(visible string) bool) string {
+	s.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		sc := s.visible()
-		if strings.Contains(sc, what) {
+		if cond(sc) {
 			return sc
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("timed out waiting for %q on screen; screen:\n%s", what, sc)
+			s.t.Fatalf("timed out waiting for %s; screen:\n%s", what, sc)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -179,8 +186,7 @@ func TestChatInTmux(t *testing.T) {
 	s.keys("Enter")
 	s.text("take your time")
 	s.keys("Enter")
-	s.waitVisible("esc interrupts", 5*time.Second)
-	time.Sleep(500 * time.Millisecond)
+	s.waitVisible("esc interrupts", 5*time.Second) // shown while the run is live
 	s.keys("Escape")
 	s.waitFor("interrupted · /resume continues run", 10*time.Second)
 
@@ -198,12 +204,13 @@ func TestChatInTmux(t *testing.T) {
 	// Newest first: the second session is on top; pick the first one.
 	picked := false
 	for i := 0; i < 5 && !picked; i++ {
-		if line := selectedLine(s.visible()); strings.Contains(line, first) {
+		line := selectedLine(s.visible())
+		if strings.Contains(line, first) {
 			picked = true
 			break
 		}
 		s.keys("Down")
-		time.Sleep(150 * time.Millisecond)
+		s.waitUntil("the selection to move", 5*time.Second, func(sc string) bool { return selectedLine(sc) != line })
 	}
 	if !picked {
 		t.Fatalf("session %s not in the picker:\n%s", first, s.visible())

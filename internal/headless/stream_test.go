@@ -11,16 +11,24 @@ import (
 )
 
 type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-	n  int // writes
+	mu    sync.Mutex
+	b     bytes.Buffer
+	n     int           // writes
+	wrote chan struct{} // signalled (without blocking) after each write
 }
+
+func newLockedBuf() *lockedBuf { return &lockedBuf{wrote: make(chan struct{}, 1)} }
 
 func (l *lockedBuf) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.n++
-	return l.b.Write(p)
+	n, err := l.b.Write(p)
+	select {
+	case l.wrote <- struct{}{}:
+	default:
+	}
+	return n, err
 }
 
 func (l *lockedBuf) lines() int {
@@ -32,7 +40,7 @@ func (l *lockedBuf) lines() int {
 // Deltas are batched into few writes, yet none waits long, and every other event is
 // on the wire when Event returns.
 func TestStreamWriterFlushing(t *testing.T) {
-	out := &lockedBuf{}
+	out := newLockedBuf()
 	w := New(StreamJSON, out, nil, Options{})
 	if err := w.Event(event.Event{Type: event.TurnStarted, Turn: 1}); err != nil {
 		t.Fatal(err)
@@ -45,12 +53,18 @@ func TestStreamWriterFlushing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for out.lines() < 1001 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	// The pending deltas go out on the writer's own timer: wait for the writes
+	// (the deadline only stops a test that would otherwise hang).
+	giveUp := time.After(30 * time.Second)
+	for out.lines() < 1001 {
+		select {
+		case <-out.wrote:
+		case <-giveUp:
+			t.Fatalf("a pending delta was never flushed: %d lines", out.lines())
+		}
 	}
 	if got := out.lines(); got != 1001 {
-		t.Fatalf("a pending delta was never flushed: %d lines", got)
+		t.Fatalf("%d lines, want 1001", got)
 	}
 	if out.n > 50 {
 		t.Fatalf("%d writes for 1001 lines: deltas are not batched", out.n)

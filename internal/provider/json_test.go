@@ -71,3 +71,35 @@ func FuzzWalkObject(f *testing.F) {
 		}
 	})
 }
+
+// Value reads members of a stream event as the decoders need them: paths of
+// keys, a string's text, other values as sent, integers, array elements.
+func TestValue(t *testing.T) {
+	v := Value(`{"a":{"b":"x\u00e9","n":42,"f":1.5,"t":true,"o":{"k":[1]}},"z":null,"arr":[{"i":1},{"i":2}]}`)
+	for _, c := range []struct {
+		path []string
+		str  string
+		n    int64
+	}{
+		{[]string{"a", "b"}, "xé", 0}, {[]string{"a", "n"}, "42", 42}, {[]string{"a", "f"}, "1.5", 0},
+		{[]string{"a", "t"}, "true", 0}, {[]string{"a", "o"}, `{"k":[1]}`, 0}, {[]string{"z"}, "", 0},
+		{[]string{"missing"}, "", 0}, {[]string{"a", "b", "deeper"}, "", 0},
+	} {
+		got := v.Get(c.path...)
+		if got.String() != c.str || got.Int() != c.n {
+			t.Errorf("%v: %q %d, want %q %d", c.path, got.String(), got.Int(), c.str, c.n)
+		}
+	}
+	if !v.Get("z").Exists() || !v.Get("z").IsNull() || v.Get("nope").Exists() || !v.Get("nope").IsNull() {
+		t.Error("null and absent are told apart by Exists only")
+	}
+	if !v.Get("a").IsObject() || !v.Get("a", "b").IsString() || v.Get("a", "n").IsString() {
+		t.Error("kinds")
+	}
+	var is []int64
+	v.Get("arr").Each(func(e Value) bool { is = append(is, e.Get("i").Int()); return true })
+	v.Get("a").Each(func(Value) bool { t.Error("an object has no elements"); return true })
+	if !reflect.DeepEqual(is, []int64{1, 2}) {
+		t.Errorf("elements %v", is)
+	}
+}

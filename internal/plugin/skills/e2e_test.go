@@ -2,6 +2,7 @@ package skills_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lovia-dev/lovia/internal/agent"
+	"github.com/lovia-dev/lovia/internal/plugin"
 	"github.com/lovia-dev/lovia/internal/plugin/plugintest"
 	"github.com/lovia-dev/lovia/internal/plugin/skills"
 	"github.com/lovia-dev/lovia/internal/provider/script"
@@ -24,6 +26,29 @@ func write(t *testing.T, root, name, desc, body string) {
 	}
 }
 
+// seen wraps the skills plugin to keep its contribution, so a test can read what
+// the view injector would tell the model at the next turn.
+type seen struct {
+	plugin.Plugin
+	contrib *plugin.Contribution
+}
+
+func (s *seen) Setup(ctx context.Context, rc *tool.RunContext) (*plugin.Contribution, error) {
+	c, err := s.Plugin.Setup(ctx, rc)
+	s.contrib = c
+	return c, err
+}
+
+// notice is what the skills view injector reports now (it compares the skills on
+// disk with those of the system prompt, so reading it changes nothing).
+func (s *seen) notice(ctx context.Context, rc *tool.RunContext) string {
+	es, err := s.contrib.ViewInjectors[0](ctx, rc)
+	if err != nil || len(es) == 0 {
+		return ""
+	}
+	return es[0].Text
+}
+
 // TestLiveChanges adds, edits and deletes a SKILL.md while a run is live (from a tool
 // the scripted model calls) and checks what the model sees at the next turns.
 func TestLiveChanges(t *testing.T) {
@@ -32,16 +57,29 @@ func TestLiveChanges(t *testing.T) {
 	type opArgs struct {
 		Op string `json:"op"`
 	}
-	mutate := tool.New("mutate", "change skills on disk", func(_ context.Context, _ *tool.RunContext, a opArgs) (string, error) {
+	sk := &seen{Plugin: skills.New(skills.Config{Bundled: bundled.FS, Dirs: []string{root}}, nil)}
+	mutate := tool.New("mutate", "change skills on disk", func(ctx context.Context, rc *tool.RunContext, a opArgs) (string, error) {
+		var want string
 		switch a.Op {
 		case "add":
 			write(t, root, "beta", "the second skill", "beta body")
+			want = "New skills:"
 		case "edit":
 			write(t, root, "alpha", "the first skill", "alpha v2")
+			want = "Updated skills"
 		case "delete":
 			os.RemoveAll(filepath.Join(root, "alpha"))
+			want = "Removed skills"
 		}
-		time.Sleep(500 * time.Millisecond) // let fsnotify deliver before the next turn
+		// The watcher delivers asynchronously: wait until the plugin has seen the
+		// change, so the next turn is sure to carry it.
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(sk.notice(ctx, rc), want) {
+			if time.Now().After(deadline) {
+				return "", fmt.Errorf("the skills plugin never saw the %s", a.Op)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 		return "ok", nil
 	})
 	op := func(o string) script.Turn {
@@ -56,7 +94,7 @@ func TestLiveChanges(t *testing.T) {
 		op("delete"), load("alpha"),
 		plugintest.Say("done"),
 	}, plugintest.Options{Agent: func(a *agent.Agent) { a.Tools = append(a.Tools, mutate) }},
-		skills.New(skills.Config{Bundled: bundled.FS, Dirs: []string{root}}, nil))
+		sk)
 	if r.Err != nil {
 		t.Fatal(r.Err)
 	}

@@ -57,7 +57,8 @@ func site(t *testing.T) *httptest.Server {
 		io.WriteString(w, `<html><head><title>Docs</title></head><body><nav>menu</nav><h2>Install</h2><p>Run <a href="setup">setup</a>.</p></body></html>`)
 	})
 	mux.HandleFunc("/plain.txt", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "just text") })
-	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) { time.Sleep(2 * time.Second) })
+	// Never answers: it waits for the client to give up.
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv

@@ -10,9 +10,7 @@ import (
 	"strings"
 
 	oa "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
-	"github.com/tidwall/gjson"
 
 	"github.com/lovia-dev/lovia/internal/provider"
 	"github.com/lovia-dev/lovia/internal/transcript"
@@ -23,14 +21,14 @@ import (
 type Chat struct {
 	model string
 	cfg   Config
-	svc   oa.ChatCompletionService
+	api   oa.Client
 	cache provider.PieceCache
 	imgs  *images // images.go
 }
 
 // NewChat returns a Chat Completions provider for model.
 func NewChat(model string, cfg Config) *Chat {
-	return &Chat{model: model, cfg: cfg, svc: oa.NewChatCompletionService(cfg.options()...), imgs: newImages(cfg, model)}
+	return &Chat{model: model, cfg: cfg, api: cfg.client(), imgs: newImages(cfg, model)}
 }
 
 // Info implements provider.Provider.
@@ -48,15 +46,10 @@ func (c *Chat) Stream(ctx context.Context, req provider.Request) iter.Seq2[provi
 			yield(provider.Delta{}, c.cfg.mapError(ctx, c.model, err, nil))
 			return
 		}
-		stream := c.svc.NewStreaming(ctx, oa.ChatCompletionNewParams{},
-			option.WithRequestBody("application/json", body), option.WithResponseInto(&resp))
-		defer stream.Close()
-		if err := stream.Err(); err != nil {
+		if err := c.api.Post(ctx, "chat/completions", body, &resp); err != nil {
 			yield(provider.Delta{}, c.cfg.mapError(ctx, c.model, err, resp))
 			return
 		}
-		// The client's Stream decodes into typed chunks; we read the same body
-		// with our own decoder instead (see the package comment).
 		defer resp.Body.Close()
 		if err := provider.NotStream(c.cfg.Provider, resp, c.cfg.APIKey); err != nil {
 			yield(provider.Delta{}, err)
@@ -374,7 +367,7 @@ func (c *Chat) decode(ctx context.Context, dec *provider.SSEReader, yield func(p
 			break
 		}
 		// One validating walk over the chunk picks out the members we use; only
-		// the rare ones (usage, error, tool calls) go through gjson.
+		// the rare ones (usage, error, tool calls) are read as provider.Value.
 		var choiceRaw, errRaw, usageRaw []byte
 		ok := provider.WalkObject(data, func(k, v []byte) bool {
 			switch string(k) {
@@ -392,16 +385,16 @@ func (c *Chat) decode(ctx context.Context, dec *provider.SSEReader, yield func(p
 			return
 		}
 		if len(errRaw) > 0 && string(errRaw) != "null" {
-			yield(provider.Delta{}, c.cfg.streamError(c.model, gjson.ParseBytes(errRaw)))
+			yield(provider.Delta{}, c.cfg.streamError(c.model, errRaw))
 			return
 		}
 		if len(usageRaw) > 0 && usageRaw[0] == '{' {
-			u := gjson.ParseBytes(usageRaw)
+			u := provider.Value(usageRaw)
 			use = &usage.Usage{
 				InputTokens:       int(u.Get("prompt_tokens").Int()),
 				OutputTokens:      int(u.Get("completion_tokens").Int()),
-				CachedInputTokens: int(u.Get("prompt_tokens_details.cached_tokens").Int()),
-				ReasoningTokens:   int(u.Get("completion_tokens_details.reasoning_tokens").Int()),
+				CachedInputTokens: int(u.Get("prompt_tokens_details", "cached_tokens").Int()),
+				ReasoningTokens:   int(u.Get("completion_tokens_details", "reasoning_tokens").Int()),
 				Requests:          1,
 			}
 		}
@@ -448,7 +441,7 @@ func (c *Chat) decode(ctx context.Context, dec *provider.SSEReader, yield func(p
 						return !stop
 					}
 					if string(k) == "tool_calls" {
-						gjson.ParseBytes(v).ForEach(func(_, tc gjson.Result) bool {
+						provider.Value(v).Each(func(tc provider.Value) bool {
 							cl := chatCallFor(tc, &calls, byIndex)
 							fn := tc.Get("function")
 							announce := cl.name == ""
@@ -525,7 +518,7 @@ func (c *Chat) decode(ctx context.Context, dec *provider.SSEReader, yield func(p
 // chatCallFor finds the accumulator a tool_calls element belongs to: by index
 // when the server sends one, else by id, else the latest call (servers that
 // stream a call's pieces without either).
-func chatCallFor(tc gjson.Result, calls *[]*chatCall, byIndex map[int64]*chatCall) *chatCall {
+func chatCallFor(tc provider.Value, calls *[]*chatCall, byIndex map[int64]*chatCall) *chatCall {
 	id := tc.Get("id").String()
 	idx := tc.Get("index")
 	if idx.Exists() {

@@ -3,8 +3,8 @@
 // provider seam. Requests are built and sent with the official client
 // (github.com/openai/openai-go/v3, its retries off: lovia's policy governs); the
 // event stream is decoded here (provider.SSEReader, provider.WalkObject for the
-// hot delta events, gjson for the rare ones), about 15 times less CPU than the
-// client's typed decoding (see BenchmarkChatStreamSDK).
+// hot delta events, provider.Value for the rare ones), about 15 times less CPU
+// than the client's typed decoding (see BenchmarkChatStreamSDK).
 package openai
 
 import (
@@ -20,8 +20,8 @@ import (
 	"strings"
 	"time"
 
+	oa "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/tidwall/gjson"
 
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/provider"
@@ -85,6 +85,15 @@ func (c Config) options() []option.RequestOption {
 		}
 	}
 	return opts
+}
+
+// client is the official client with only these options. Requests go through
+// its documented Client.Post with the body lovia built, the raw *http.Response
+// as the result. It is not made by NewClient, which would add OPENAI_* from the
+// process environment: lovia reads its variables through provider.Env, and a
+// compatible server (Ollama) must never receive OPENAI_API_KEY.
+func (c Config) client() oa.Client {
+	return oa.Client{Options: c.options()}
 }
 
 func (c Config) official() bool {
@@ -231,7 +240,7 @@ func (c Config) mapError(ctx context.Context, model string, err error, resp *htt
 		body, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	code := gjson.GetBytes(body, "error.code").String()
+	code := provider.Value(body).Get("error", "code").String()
 	return c.statusError(model, resp.StatusCode, provider.ServerMessage(body), code, provider.ParseRetryAfter(resp.Header, time.Now()))
 }
 
@@ -243,9 +252,9 @@ func (c Config) statusError(model string, status int, msg, code string, retryAft
 }
 
 // streamError maps an {"error":{...}} object received mid-stream.
-func (c Config) streamError(model string, e gjson.Result) error {
+func (c Config) streamError(model string, e provider.Value) error {
 	msg := e.Get("message").String()
-	if msg == "" && e.Type == gjson.String {
+	if msg == "" && e.IsString() {
 		msg = e.String()
 	}
 	code := e.Get("code").String()

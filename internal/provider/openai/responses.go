@@ -8,10 +8,8 @@ import (
 	"strings"
 
 	oa "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
-	"github.com/tidwall/gjson"
 
 	"github.com/lovia-dev/lovia/internal/provider"
 	"github.com/lovia-dev/lovia/internal/transcript"
@@ -26,14 +24,14 @@ import (
 type Responses struct {
 	model string
 	cfg   Config
-	svc   responses.ResponseService
+	api   oa.Client
 	cache provider.PieceCache
 	imgs  *images // images.go
 }
 
 // NewResponses returns a Responses API provider for model.
 func NewResponses(model string, cfg Config) *Responses {
-	return &Responses{model: model, cfg: cfg, svc: responses.NewResponseService(cfg.options()...), imgs: newImages(cfg, model)}
+	return &Responses{model: model, cfg: cfg, api: cfg.client(), imgs: newImages(cfg, model)}
 }
 
 // Info implements provider.Provider.
@@ -68,10 +66,7 @@ func (r *Responses) Stream(ctx context.Context, req provider.Request) iter.Seq2[
 			yield(provider.Delta{}, r.cfg.mapError(ctx, r.model, err, nil))
 			return
 		}
-		stream := r.svc.NewStreaming(ctx, responses.ResponseNewParams{},
-			option.WithRequestBody("application/json", body), option.WithResponseInto(&resp))
-		defer stream.Close()
-		if err := stream.Err(); err != nil {
+		if err := r.api.Post(ctx, "responses", body, &resp); err != nil {
 			yield(provider.Delta{}, r.cfg.mapError(ctx, r.model, err, resp))
 			return
 		}
@@ -248,14 +243,14 @@ func (r *Responses) decode(ctx context.Context, dec *provider.SSEReader, yield f
 		}
 		return it
 	}
-	item := func(ev gjson.Result) *respItem { return itemAt(ev.Get("output_index").Int()) }
+	item := func(ev provider.Value) *respItem { return itemAt(ev.Get("output_index").Int()) }
 	for !done && dec.Next() {
 		data := dec.Data()
 		if len(data) == 0 {
 			continue
 		}
 		// One validating walk; the hot events (text, reasoning and argument
-		// deltas) are handled from their raw members, the rare ones via gjson.
+		// deltas) are handled from their raw members, the rare ones as provider.Value.
 		var typRaw, idxRaw, deltaRaw []byte
 		if !provider.WalkObject(data, func(k, v []byte) bool {
 			switch string(k) {
@@ -295,7 +290,7 @@ func (r *Responses) decode(ctx context.Context, dec *provider.SSEReader, yield f
 			}
 			continue
 		}
-		ev := gjson.ParseBytes(data) // a copy: the reader reuses data
+		ev := provider.Value(data) // read within this event: the reader reuses data
 		switch typ := ev.Get("type").String(); typ {
 		case "response.reasoning_summary_part.added":
 			if it := item(ev); it.text.Len() > 0 {
@@ -326,21 +321,21 @@ func (r *Responses) decode(ctx context.Context, dec *provider.SSEReader, yield f
 				use = &usage.Usage{
 					InputTokens:       int(u.Get("input_tokens").Int()),
 					OutputTokens:      int(u.Get("output_tokens").Int()),
-					CachedInputTokens: int(u.Get("input_tokens_details.cached_tokens").Int()),
-					ReasoningTokens:   int(u.Get("output_tokens_details.reasoning_tokens").Int()),
+					CachedInputTokens: int(u.Get("input_tokens_details", "cached_tokens").Int()),
+					ReasoningTokens:   int(u.Get("output_tokens_details", "reasoning_tokens").Int()),
 					Requests:          1,
 				}
 			}
-			switch resp.Get("incomplete_details.reason").String() {
+			switch resp.Get("incomplete_details", "reason").String() {
 			case "max_output_tokens":
 				finish = "length"
 			case "content_filter":
 				finish = "content_filter"
 			}
 		case "response.failed":
-			e := ev.Get("response.error")
-			if !e.Exists() || e.Type == gjson.Null {
-				e = gjson.Parse(`{"message":"the response failed"}`)
+			e := ev.Get("response", "error")
+			if e.IsNull() {
+				e = provider.Value(`{"message":"the response failed"}`)
 			}
 			yield(provider.Delta{}, r.cfg.streamError(r.model, e))
 			return
@@ -405,11 +400,11 @@ func (r *Responses) decode(ctx context.Context, dec *provider.SSEReader, yield f
 }
 
 // finishItem records the complete item sent with output_item.done.
-func (r *Responses) finishItem(it *respItem, x gjson.Result) {
+func (r *Responses) finishItem(it *respItem, x provider.Value) {
 	switch it.kind {
 	case "message":
 		var b strings.Builder
-		x.Get("content").ForEach(func(_, c gjson.Result) bool {
+		x.Get("content").Each(func(c provider.Value) bool {
 			switch c.Get("type").String() {
 			case "output_text":
 				b.WriteString(c.Get("text").String())
@@ -423,12 +418,12 @@ func (r *Responses) finishItem(it *respItem, x gjson.Result) {
 	case "reasoning":
 		it.encrypted = x.Get("encrypted_content").String()
 		var parts []string
-		x.Get("summary").ForEach(func(_, s gjson.Result) bool {
+		x.Get("summary").Each(func(s provider.Value) bool {
 			parts = append(parts, s.Get("text").String())
 			return true
 		})
 		if len(parts) == 0 {
-			x.Get("content").ForEach(func(_, s gjson.Result) bool {
+			x.Get("content").Each(func(s provider.Value) bool {
 				parts = append(parts, s.Get("text").String())
 				return true
 			})
