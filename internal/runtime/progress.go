@@ -36,6 +36,7 @@ func (l *loop) newProgressGate(ctx context.Context, c *call) *progressGate {
 		if scrub != nil {
 			p.Message = scrub(p.Message)
 		}
+		p = p.Clean() // again: scrubbing may lengthen the message
 		l.emit(ectx, event.Event{Type: event.ToolCallProgress, Turn: turn, CallID: callID, Name: name, Progress: &p})
 	}}
 }
