@@ -164,7 +164,7 @@ func writeMCPTable(w io.Writer, list []mcp.ServerStatus, tools bool) error {
 			}
 		}
 		for _, t := range s.Skipped {
-			fmt.Fprintf(tw, "  %s\tnot offered\t%s\n", t.Original, t.Reason)
+			fmt.Fprintf(tw, "  %s\tnot offered\t%s\n", t.Name, t.Reason)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

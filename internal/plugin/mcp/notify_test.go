@@ -85,7 +85,7 @@ func TestTaskRequiredToolsAreNotOffered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sk := sts[0].Skipped; len(sk) != 1 || sk[0].Original != "task_only" || !strings.Contains(sk[0].Reason, "taskSupport: required") {
+	if sk := sts[0].Skipped; len(sk) != 1 || sk[0].Original != "task_only" || sk[0].Name != "ts__task_only" || !strings.Contains(sk[0].Reason, "taskSupport: required") {
 		t.Fatalf("skipped = %+v", sk)
 	}
 	for _, tl := range sts[0].Tools {
@@ -186,5 +186,22 @@ func TestServerLogMessagesGoToTheLog(t *testing.T) {
 				t.Fatal("no server log message reached the log")
 			}
 		}
+	}
+}
+
+// A call past its call_timeout is cancelled on the server too (notifications/cancelled),
+// and the connection goes on.
+func TestCallTimeoutCancelsOnTheServer(t *testing.T) {
+	cfg := stdioCfg()
+	cfg.CallTimeout = 300 * time.Millisecond
+	p, c := setup(t, Config{Servers: map[string]ServerConfig{"ts": cfg}})
+	if res := run(t, c, "ts__block", `{}`); !res.IsError || !strings.Contains(res.Text, "did not answer block within") {
+		t.Fatalf("block = %+v", res)
+	}
+	if res := run(t, c, "ts__cancelled", `{}`); res.Text != "cancelled: 1" {
+		t.Fatalf("cancelled = %+v", res)
+	}
+	if _, _, deaths := p.servers["ts"].snapshot(); deaths != 0 {
+		t.Fatalf("the connection was lost (%d deaths)", deaths)
 	}
 }

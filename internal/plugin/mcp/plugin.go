@@ -523,7 +523,10 @@ func ListServers(ctx context.Context, cfg Config, logger *slog.Logger) ([]Server
 			cur, _, _ := p.servers[name].snapshot()
 			used := map[string]bool{}
 			if cur != nil {
-				st.Skipped = cur.skipped
+				for _, sk := range cur.skipped {
+					sk.Name = toolName(name, sk.Original, map[string]bool{})
+					st.Skipped = append(st.Skipped, sk)
+				}
 				for _, t := range cur.tools {
 					st.Tools = append(st.Tools, ToolInfo{Name: toolName(name, t.Name, used), Original: t.Name, Description: t.Description})
 				}

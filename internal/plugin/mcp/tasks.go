@@ -75,6 +75,8 @@ func (t *taskTools) requires(name string) bool {
 
 // SkippedTool is a server's tool lovia does not offer, with the reason.
 type SkippedTool struct {
+	// Name is the namespaced name the tool would have (filled by ListServers).
+	Name     string `json:"name,omitempty"`
 	Original string `json:"original"`
 	Reason   string `json:"reason"`
 }
