@@ -129,3 +129,47 @@ func TestMCPProgressInTmux(t *testing.T) {
 		t.Fatalf("progress still shown after the call ended:\n%s", s.visible())
 	}
 }
+
+// Esc in chat cancels a running MCP call on the server (notifications/cancelled): the
+// in-repo server's block tool is cancelled, and the next call on the same connection
+// reports it.
+func TestMCPEscCancelsTheServerCall(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed")
+	}
+	ts := mcpTestServer(t)
+	repo, home := t.TempDir(), t.TempDir()
+	conf := filepath.Join(home, ".config", "lovia", "config.yaml")
+	if err := os.MkdirAll(filepath.Dir(conf), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "mcp:\n  servers:\n    ts:\n      command: " + ts + "\nmcp_rules:\n  - {server: ts, decision: allow}\n"
+	if err := os.WriteFile(conf, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := "scope: session\nturns:\n  - tool_calls: [{name: ts__block, args: {}}]\n  - tool_calls: [{name: ts__cancelled, args: {}}]\n  - text: checked the server\n"
+	if err := os.WriteFile(filepath.Join(repo, "script.yaml"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "-C", repo, "init", "-q").CombinedOutput(); err != nil {
+		t.Logf("git init: %v %s", err, out)
+	}
+	s := &tmuxSession{t: t, socket: fmt.Sprintf("lovia-e2e-mcpcancel-%d", os.Getpid())}
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
+	command := fmt.Sprintf("env HOME=%s XDG_CONFIG_HOME=%s LOVIA_HOME=%s TERM=xterm-256color %s chat -m script:script.yaml; echo LOVIA-EXITED; sleep 600",
+		home, filepath.Join(home, ".config"), filepath.Join(home, "data"), bin)
+	s.run("new-session", "-d", "-s", "main", "-x", "100", "-y", "30", "-c", repo, command)
+	s.waitFor("new session", 30*time.Second)
+	s.text("block please")
+	s.keys("Enter")
+	// The server reports progress once it is blocked.
+	s.waitVisible("ts__block  1 · waiting to be cancelled", 30*time.Second)
+	s.keys("Escape")
+	s.waitFor("interrupted", 10*time.Second)
+	s.text("was it cancelled?")
+	s.keys("Enter")
+	sc := s.waitFor("checked the server", 30*time.Second)
+	if !strings.Contains(sc, "✓ ts__cancelled") || !strings.Contains(sc, "cancelled: 1") {
+		t.Fatalf("the server did not see the cancellation:\n%s", sc)
+	}
+}
