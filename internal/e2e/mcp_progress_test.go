@@ -173,3 +173,25 @@ func TestMCPEscCancelsTheServerCall(t *testing.T) {
 		t.Fatalf("the server did not see the cancellation:\n%s", sc)
 	}
 }
+
+// lovia serve: the run's event stream carries the long-running operation's progress.
+func TestMCPProgressInServeStream(t *testing.T) {
+	cfg := everythingServer(t)
+	e := serveEnv(t)
+	e.userConfig(cfg)
+	e.write("script.yaml", "turns:\n  - tool_calls: [{name: "+longOp+", args: {duration: 2, steps: 4}}]\n  - text: done\n")
+	sp := startServe(t, e, "-m", "script:script.yaml")
+	st := sp.start("wait for it", "")
+	evs := sp.stream(st.RunID, "").rest()
+	if l := last(evs); l.typ() != "run_completed" {
+		t.Fatalf("run ended with %s", l.raw)
+	}
+	prog := ofType(evs, "tool_call_progress")
+	if len(prog) == 0 {
+		t.Fatalf("no tool_call_progress on the stream: %d events", len(evs))
+	}
+	p, _ := prog[0].ev["progress"].(map[string]any)
+	if provStr(prog[0].ev["name"]) != longOp || p["total"] != 4.0 {
+		t.Fatalf("progress event %s", prog[0].raw)
+	}
+}
