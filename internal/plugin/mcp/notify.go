@@ -28,6 +28,10 @@ type notifyState struct {
 	window  time.Time
 	logged  int
 	dropped int
+	// total is what this server's messages added to the log in this process; past
+	// maxServerLogBytes the rest are dropped (lovia's log rotates only at start).
+	total    int
+	exceeded bool
 }
 
 const (
@@ -35,6 +39,8 @@ const (
 	logWindow        = time.Second
 	// maxLogData caps one server log message in lovia's log.
 	maxLogData = 2048
+	// maxServerLogBytes bounds what one server may add to lovia's log per process.
+	maxServerLogBytes = 1 << 20
 )
 
 // notifyOptions adds the notification handlers to a client's options.
@@ -100,6 +106,15 @@ func (s *server) onLog(ctx context.Context, req *sdk.LoggingMessageRequest) {
 		n.window, n.logged = now, 0
 	}
 	n.logged++
+	if n.total >= maxServerLogBytes {
+		first := !n.exceeded
+		n.exceeded = true
+		n.mu.Unlock()
+		if first {
+			s.logger.Warn("mcp server log messages dropped from now on: the server sent more than the limit", "limit_bytes", maxServerLogBytes)
+		}
+		return
+	}
 	if n.logged > maxLogsPerWindow {
 		n.dropped++
 		n.mu.Unlock()
@@ -122,6 +137,9 @@ func (s *server) onLog(ctx context.Context, req *sdk.LoggingMessageRequest) {
 	if n.scrub != nil {
 		data = n.scrub(data)
 	}
+	n.mu.Lock()
+	n.total += len(data)
+	n.mu.Unlock()
 	attrs := []any{"level", string(p.Level), "data", data}
 	if p.Logger != "" {
 		attrs = append(attrs, "logger", capText(p.Logger, 100))

@@ -35,14 +35,38 @@ func (r *progressRecorder) reports() []event.Progress {
 func TestProgressNotificationsReachTheCall(t *testing.T) {
 	_, c := setup(t, Config{Servers: map[string]ServerConfig{"ts": stdioCfg()}})
 	rec := &progressRecorder{}
-	ctx := tool.WithProgress(context.Background(), rec.report)
-	res, err := find(t, c, "ts__progress").Invoke(ctx, &tool.RunContext{}, json.RawMessage(`{"steps":3}`))
-	if err != nil || res.IsError || res.Text != "progress done (token string)" {
-		t.Fatalf("progress = %+v, %v", res, err)
+	third := make(chan struct{})
+	ctx := tool.WithProgress(context.Background(), func(p event.Progress) {
+		rec.report(p)
+		if p.Progress == 3 {
+			close(third)
+		}
+	})
+	type reply struct {
+		res tool.Result
+		err error
+	}
+	done := make(chan reply, 1)
+	go func() {
+		res, err := find(t, c, "ts__progress").Invoke(ctx, &tool.RunContext{}, json.RawMessage(`{"steps":3,"hold":true}`))
+		done <- reply{res, err}
+	}()
+	// The call holds its answer until every notification has arrived.
+	select {
+	case <-third:
+	case r := <-done:
+		t.Fatalf("the call ended before its third progress report: %+v; got %+v", r, rec.reports())
+	}
+	if res := run(t, c, "ts__release", `{}`); res.Text != "released" {
+		t.Fatalf("release = %+v", res)
+	}
+	r := <-done
+	if r.err != nil || r.res.IsError || r.res.Text != "progress done (token string)" {
+		t.Fatalf("progress = %+v, %v", r.res, r.err)
 	}
 	got := rec.reports()
-	if len(got) == 0 {
-		t.Fatal("no progress reported")
+	if len(got) != 3 {
+		t.Fatalf("reports %+v", got)
 	}
 	for i, p := range got {
 		if p.Progress != float64(i+1) || p.Total != 3 || !strings.HasPrefix(p.Message, "Step ") {

@@ -14,7 +14,10 @@ import (
 
 // Tools for progress, cancellation, logging and task support:
 //   - progress: sends steps progress notifications (when the call has a token), then
-//     answers with the token's JSON type;
+//     answers with the token's JSON type; with hold, only once release is called (a
+//     client handles notifications apart from responses, so a test that needs every
+//     notification first confirms it got them);
+//   - release: lets a held progress call answer;
 //   - block: sends one progress notification, then waits until the call is
 //     cancelled (notifications/cancelled) and counts it;
 //   - cancelled: answers how many block calls were cancelled, waiting up to 10s for
@@ -26,6 +29,7 @@ import (
 type progressIn struct {
 	Steps   int    `json:"steps"`
 	Message string `json:"message,omitempty"`
+	Hold    bool   `json:"hold,omitempty"`
 }
 
 type logIn struct {
@@ -40,6 +44,14 @@ type cancels struct {
 
 func addNotifyTools(s *mcp.Server) {
 	cs := &cancels{first: make(chan struct{})}
+	release := make(chan struct{}, 1)
+	mcp.AddTool(s, &mcp.Tool{Name: "release", Description: "Let a held progress call answer"}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+		select {
+		case release <- struct{}{}:
+		default:
+		}
+		return text("released"), nil, nil
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "Report progress in steps"}, func(ctx context.Context, req *mcp.CallToolRequest, in progressIn) (*mcp.CallToolResult, any, error) {
 		tok := req.Params.GetProgressToken()
 		if tok == nil {
@@ -52,6 +64,15 @@ func addNotifyTools(s *mcp.Server) {
 			}
 			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: float64(in.Steps), Message: msg}); err != nil {
 				return nil, nil, err
+			}
+		}
+		if in.Hold {
+			select {
+			case <-release:
+			case <-time.After(30 * time.Second):
+				return text("never released"), nil, nil
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
 			}
 		}
 		return text(fmt.Sprintf("progress done (token %T)", tok)), nil, nil
