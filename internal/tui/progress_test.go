@@ -41,3 +41,19 @@ func TestRunningToolShowsProgress(t *testing.T) {
 		t.Fatalf("progress after completion shown:\n%s", v)
 	}
 }
+
+// A subagent's running tool shows its progress on the subagent's line.
+func TestSubagentToolProgress(t *testing.T) {
+	h := newHarness(t, 100, 30)
+	child := func(ev event.Event) { h.send(ChildEventMsg{ID: "run_1.sub1", Event: ev}) }
+	child(event.Event{Type: event.RunStarted, Agent: "coder"})
+	child(event.Event{Type: event.ToolCallStarted, Name: "ev__long"})
+	child(event.Event{Type: event.ToolCallProgress, Name: "ev__long", Progress: &event.Progress{Progress: 2, Total: 4, Message: "copying"}})
+	if v := h.view(); !strings.Contains(v, "ev__long · 2/4 · copying") {
+		t.Fatalf("subagent line lacks the progress:\n%s", v)
+	}
+	child(event.Event{Type: event.ToolCallCompleted, Name: "ev__long"})
+	if v := h.view(); strings.Contains(v, "2/4") {
+		t.Fatalf("progress kept after the call:\n%s", v)
+	}
+}
