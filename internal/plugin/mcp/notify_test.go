@@ -1,10 +1,16 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -227,5 +233,42 @@ func TestCallTimeoutCancelsOnTheServer(t *testing.T) {
 	}
 	if _, _, deaths := p.servers["ts"].snapshot(); deaths != 0 {
 		t.Fatalf("the connection was lost (%d deaths)", deaths)
+	}
+}
+
+// Over streamable HTTP the tool lists are observed in the response bodies: a proxy
+// marks task_only as requiring tasks (the test server marks it on stdio only).
+func TestTaskRequiredToolsOverHTTP(t *testing.T) {
+	url, _ := startHTTP(t)
+	target, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(&neturl.URL{Scheme: target.Scheme, Host: target.Host})
+	proxy.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.Method != http.MethodPost {
+			return nil // the long-lived GET stream is passed through
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		body = bytes.ReplaceAll(body, []byte(`"name":"task_only"`), []byte(`"name":"task_only","execution":{"taskSupport":"required"}`))
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		resp.ContentLength = int64(len(body))
+		resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
+		return nil
+	}
+	ts := httptest.NewServer(proxy)
+	t.Cleanup(ts.Close)
+	_, c := setup(t, Config{Servers: map[string]ServerConfig{"ts": {URL: ts.URL + target.Path, StartupTimeout: 20 * time.Second}}})
+	for _, tl := range c.Tools {
+		if tl.Spec().Name == "ts__task_only" {
+			t.Fatal("a tool that requires task support was offered over HTTP")
+		}
+	}
+	if res := run(t, c, "ts__task_optional", `{}`); res.IsError || res.Text != "task_optional ran" {
+		t.Fatalf("task_optional = %+v", res)
 	}
 }

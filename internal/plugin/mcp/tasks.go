@@ -155,7 +155,9 @@ func (b *observingBody) Read(p []byte) (int, error) {
 		return n, err
 	}
 	if b.sse {
-		b.buf = bytes.ReplaceAll(b.buf, []byte("\r\n"), []byte("\n"))
+		if bytes.IndexByte(b.buf, '\r') >= 0 {
+			b.buf = bytes.ReplaceAll(b.buf, []byte("\r\n"), []byte("\n"))
+		}
 		for {
 			i := bytes.Index(b.buf, []byte("\n\n"))
 			if i < 0 {
