@@ -151,7 +151,7 @@ func writeMCPTable(w io.Writer, list []mcp.ServerStatus, tools bool) error {
 		return nil
 	}
 	for _, s := range list {
-		if len(s.Tools) == 0 {
+		if len(s.Tools) == 0 && len(s.Skipped) == 0 {
 			continue
 		}
 		fmt.Fprintf(w, "\n%s:\n", s.Name)
@@ -162,6 +162,9 @@ func writeMCPTable(w io.Writer, list []mcp.ServerStatus, tools bool) error {
 			} else {
 				fmt.Fprintf(tw, "  %s\t%s\n", t.Name, firstLine(t.Description))
 			}
+		}
+		for _, t := range s.Skipped {
+			fmt.Fprintf(tw, "  %s\tnot offered\t%s\n", t.Name, t.Reason)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -155,6 +155,8 @@ func (t *translator) event(ctx context.Context, ev event.Event) *approvalReq {
 		t.started(ctx, ev)
 	case event.ApprovalRequired:
 		return t.approval(ev)
+	case event.ToolCallProgress:
+		t.progress(ctx, ev)
 	case event.ToolCallCompleted, event.ToolCallFailed:
 		t.finished(ctx, ev)
 	}
@@ -299,6 +301,16 @@ func questionDecision(ap approvalReq, resp sdk.RequestPermissionResponse, err er
 		}
 	}
 	return tool.Decision{}
+}
+
+// progress shows a running call's progress as its content (replaced by the result
+// when it finishes); a call already finished or unknown is left alone.
+func (t *translator) progress(ctx context.Context, ev event.Event) {
+	if ev.Progress == nil || t.call(ev.CallID) == nil {
+		return
+	}
+	t.update(ctx, sdk.UpdateToolCall(sdk.ToolCallId(ev.CallID), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress),
+		sdk.WithUpdateContent(textContent(ev.Progress.String()))))
 }
 
 func (t *translator) finished(ctx context.Context, ev event.Event) {

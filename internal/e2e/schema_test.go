@@ -77,7 +77,7 @@ func TestDocExamplesMatchSchema(t *testing.T) {
 		seen[v["type"].(string)] = true
 	}
 	for _, typ := range []string{"run_started", "turn_started", "text_delta", "reasoning_delta", "output_discarded",
-		"message_completed", "user_message_injected", "tool_call_started", "approval_required", "tool_call_completed",
+		"message_completed", "user_message_injected", "tool_call_started", "approval_required", "tool_call_progress", "tool_call_completed",
 		"tool_call_failed", "handoff_occurred", "context_compacted", "turn_ended", "run_completed", "run_failed"} {
 		if !seen[typ] {
 			t.Errorf("stream-json.md has no example of %s", typ)

@@ -23,6 +23,7 @@ const (
 	UserMessageInjected Type = "user_message_injected"
 	ToolCallStarted     Type = "tool_call_started"
 	ApprovalRequired    Type = "approval_required"
+	ToolCallProgress    Type = "tool_call_progress"
 	ToolCallCompleted   Type = "tool_call_completed"
 	ToolCallFailed      Type = "tool_call_failed"
 	HandoffOccurred     Type = "handoff_occurred"
@@ -67,6 +68,9 @@ type Event struct {
 	Diff string `json:"-"`
 
 	Approval *Approval `json:"approval,omitempty"`
+
+	// tool_call_progress: how far the running call is.
+	Progress *Progress `json:"progress,omitempty"`
 
 	// handoff_occurred
 	From string `json:"from,omitempty"`

@@ -271,6 +271,36 @@ type textWriter struct {
 	denied   []Denial
 	// approvals remembers approval requests by call so a denial can name what was asked.
 	approvals map[string]*event.Approval
+	// shown is the last progress line printed per running call (see progressLine).
+	shown map[string]shownProgress
+}
+
+type shownProgress struct {
+	at   time.Time
+	text string
+}
+
+// progressEvery is the least time between two progress lines of one call on stderr:
+// the events come up to ten a second, a scrolling terminal needs far fewer.
+const progressEvery = time.Second
+
+// progressLine prints a running call's progress on stderr (never stdout): when it
+// changed, at most once per progressEvery, and always when it reaches its total.
+func (w *textWriter) progressLine(ev event.Event) {
+	if ev.Progress == nil || !(w.opts.Progress || w.opts.Verbose) {
+		return
+	}
+	text := ev.Progress.String()
+	last, ok := w.shown[ev.CallID]
+	done := ev.Progress.Total > 0 && ev.Progress.Progress >= ev.Progress.Total
+	if ok && (last.text == text || (!done && ev.Time.Sub(last.at) < progressEvery)) {
+		return
+	}
+	if w.shown == nil {
+		w.shown = map[string]shownProgress{}
+	}
+	w.shown[ev.CallID] = shownProgress{at: ev.Time, text: text}
+	w.progress("  ⋯ %s %s", ev.Name, textutil.Clip(termtext.String(text), 120))
 }
 
 // progress prints one line on stderr. The line quotes tool names, arguments, results
@@ -285,16 +315,20 @@ func (w *textWriter) Event(ev event.Event) error {
 	switch ev.Type {
 	case event.ToolCallStarted:
 		w.progress("→ %s %s", ev.Name, textutil.Clip(termtext.String(string(ev.Args)), 120))
+	case event.ToolCallProgress:
+		w.progressLine(ev)
 	case event.ApprovalRequired:
 		if w.approvals == nil {
 			w.approvals = map[string]*event.Approval{}
 		}
 		w.approvals[ev.CallID] = ev.Approval
 	case event.ToolCallCompleted:
+		delete(w.shown, ev.CallID)
 		if w.opts.Verbose {
 			w.progress("  ✓ %s (%d ms) %s", ev.Name, ev.DurationMS, textutil.Clip(termtext.String(ev.Output), 100))
 		}
 	case event.ToolCallFailed:
+		delete(w.shown, ev.CallID)
 		if d, ok := denial(ev); ok {
 			w.denied = append(w.denied, d)
 			what := ev.Approval.Summary

@@ -261,9 +261,12 @@ func (l *loop) invoke(ctx context.Context, c *call) outcome {
 		attempts = 1
 	}
 	var res tool.Result
+	gate := l.newProgressGate(ctx, c)
+	defer gate.stop()
+	pctx := gate.withProgress(ctx)
 	for i := 0; i < attempts; i++ {
 		var err error
-		res, err = l.attempt(ctx, c)
+		res, err = l.attempt(pctx, c)
 		if err == nil {
 			break
 		}

@@ -100,6 +100,8 @@ type toolCall struct {
 	Args     json.RawMessage
 	Started  time.Time
 	Approval *event.Approval
+	// Progress is the running call's latest tool_call_progress.
+	Progress *event.Progress
 	// Filled when it ends.
 	Done     bool
 	Output   string
@@ -200,6 +202,12 @@ func toolHeader(th Theme, c *toolCall, width int, now time.Time, spin string) st
 		mark, status = th.Warn.Render("?"), th.Warn.Render("awaiting approval")
 	case !c.Done:
 		mark, status = th.Accent.Render(spin), th.Dim.Render(fmtDuration(now.Sub(c.Started).Truncate(100*time.Millisecond)))
+		if c.Progress != nil {
+			// The tool's own words (an MCP server's): sanitized, and never more than
+			// half the line.
+			p := ansi.Truncate(oneLine(c.Progress.String()), max(8, width/2), "…")
+			status = th.Accent.Render(p) + "  " + status
+		}
 	case c.Denied != "":
 		mark, status = th.Err.Render("⊘"), th.Err.Render(strings.ReplaceAll(c.Denied, "_", " "))
 	case c.IsError && c.Duration == 0:

@@ -22,6 +22,7 @@ type child struct {
 	agent   string
 	turn    int
 	tool    string // the tool it is running, if any
+	prog    string // that tool's latest progress, if any
 	started time.Time
 }
 
@@ -46,11 +47,15 @@ func (m *Model) handleChild(msg ChildEventMsg) {
 	}
 	switch ev.Type {
 	case event.TurnStarted:
-		c.turn, c.tool = ev.Turn, ""
+		c.turn, c.tool, c.prog = ev.Turn, "", ""
 	case event.ToolCallStarted:
-		c.tool = ev.Name
+		c.tool, c.prog = ev.Name, ""
+	case event.ToolCallProgress:
+		if ev.Progress != nil && ev.Name == c.tool {
+			c.prog = oneLine(ev.Progress.String())
+		}
 	case event.ToolCallCompleted, event.ToolCallFailed:
-		c.tool = ""
+		c.tool, c.prog = "", ""
 	case event.RunCompleted, event.RunFailed:
 		delete(m.children, msg.ID)
 		for i, id := range m.childOrder {
@@ -92,6 +97,9 @@ func (m *Model) childLines(w int, spin string) []string {
 		}
 		if c.tool != "" {
 			parts = append(parts, c.tool)
+		}
+		if c.prog != "" {
+			parts = append(parts, c.prog)
 		}
 		parts = append(parts, m.now().Sub(c.started).Round(time.Second).String())
 		line := "  " + m.theme.Accent.Render(spin) + " " + m.theme.Dim.Render(strings.Join(parts, " · "))

@@ -256,6 +256,11 @@ func (m *Model) handleEvent(ev event.Event) {
 		if ev.Name == "todo_write" {
 			m.todos = ev.Args
 		}
+	case event.ToolCallProgress:
+		if c := m.tools[ev.CallID]; c != nil && !c.Done && ev.Progress != nil {
+			p := *ev.Progress
+			c.Progress = &p
+		}
 	case event.ApprovalRequired:
 		c := m.tools[ev.CallID]
 		if c == nil {

@@ -11,5 +11,6 @@ func (s *server) clientOptions() *sdk.ClientOptions {
 		Capabilities: &sdk.ClientCapabilities{},
 	}
 	s.askOptions(o)
+	s.notifyOptions(o)
 	return o
 }

@@ -64,6 +64,7 @@ func New(cfg Config, logger *slog.Logger) (*Plugin, error) {
 		p.names = append(p.names, name)
 		p.servers[name] = newServer(name, sc, cfg.CacheDir, logger)
 		p.servers[name].resolve, p.servers[name].samplingMax, p.servers[name].scrub = cfg.Resolve, cfg.SamplingMaxTokens, scrub
+		p.servers[name].notify.scrub = scrub
 	}
 	return p, nil
 }
@@ -321,6 +322,10 @@ func call(ctx context.Context, srv *server, name string, args json.RawMessage) t
 	if err != nil {
 		return errResult("%v. The tool %s is unavailable; do not retry it unless the user fixes the server.", err, name)
 	}
+	if c.tasks.requires(name) {
+		// Offered from a tool list cached before the server marked it.
+		return errResult("the tool %s of MCP server %s %s; it cannot be called", name, srv.name, taskRequiredReason)
+	}
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage(`{}`)
 	}
@@ -332,8 +337,16 @@ func call(ctx context.Context, srv *server, name string, args json.RawMessage) t
 		err error
 	}
 	done := make(chan reply, 1)
+	params := &sdk.CallToolParams{Name: name, Arguments: args}
+	// Progress notifications for this call reach the run's events (see notify.go);
+	// cancelling cctx makes the SDK send notifications/cancelled and return at once.
+	token, release := srv.trackProgress(ctx)
+	defer release()
+	params.SetProgressToken(token)
+	// Protocol 2026-07-28 sets the log level per request (older ones: setLogLevel).
+	params.GetMeta()[sdk.MetaKeyLogLevel] = logLevelWanted
 	go func() {
-		res, err := c.session.CallTool(cctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		res, err := c.session.CallTool(cctx, params)
 		done <- reply{res, err}
 	}()
 	var r reply
@@ -490,6 +503,8 @@ type ServerStatus struct {
 	Status    string     `json:"status"`    // ok | failed | disabled
 	Error     string     `json:"error,omitempty"`
 	Tools     []ToolInfo `json:"tools,omitempty"`
+	// Skipped are the server's tools lovia does not offer, with the reason.
+	Skipped []SkippedTool `json:"skipped,omitempty"`
 }
 
 // ListServers starts every configured server (concurrently, each bounded by its
@@ -514,6 +529,10 @@ func ListServers(ctx context.Context, cfg Config, logger *slog.Logger) ([]Server
 			cur, _, _ := p.servers[name].snapshot()
 			used := map[string]bool{}
 			if cur != nil {
+				for _, sk := range cur.skipped {
+					sk.Name = toolName(name, sk.Original, map[string]bool{})
+					st.Skipped = append(st.Skipped, sk)
+				}
 				for _, t := range cur.tools {
 					st.Tools = append(st.Tools, ToolInfo{Name: toolName(name, t.Name, used), Original: t.Name, Description: t.Description})
 				}

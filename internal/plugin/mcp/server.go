@@ -58,6 +58,10 @@ type conn struct {
 	end     context.CancelFunc
 	done    chan struct{}
 	exitErr error // set before done is closed
+	// tasks knows the server's tools that need task support; skipped are those left
+	// out of tools for it (see tasks.go).
+	tasks   *taskTools
+	skipped []SkippedTool
 }
 
 func (c *conn) alive() bool {
@@ -78,6 +82,7 @@ type server struct {
 	stderr tailBuffer
 	// cacheFile keeps the tool list between processes ("" = none).
 	cacheFile string
+	notify    notifyState
 
 	mu      sync.Mutex
 	cur     *conn
@@ -193,10 +198,10 @@ func (s *server) start(ctx context.Context) (*conn, error) {
 	defer cancel()
 	client := sdk.NewClient(&sdk.Implementation{Name: "lovia", Version: "1"}, s.clientOptions())
 	life, end := context.WithCancel(context.Background())
-	c := &conn{done: make(chan struct{}), end: end}
+	c := &conn{done: make(chan struct{}), end: end, tasks: &taskTools{}}
 	var transport sdk.Transport
 	if s.cfg.URL != "" {
-		hc := &http.Client{Transport: headerTransport{headers: expandAll(s.cfg.Headers), base: http.DefaultTransport, life: life}}
+		hc := &http.Client{Transport: headerTransport{headers: expandAll(s.cfg.Headers), base: http.DefaultTransport, life: life, tasks: c.tasks}}
 		transport = &sdk.StreamableClientTransport{Endpoint: os.ExpandEnv(s.cfg.URL), HTTPClient: hc, MaxRetries: 2}
 	} else {
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
@@ -213,6 +218,7 @@ func (s *server) start(ctx context.Context) (*conn, error) {
 		c.proc = &procTransport{inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}
 		transport = c.proc
 	}
+	transport = c.tasks.wrap(transport)
 	started := time.Now()
 	// A server that hangs while starting is killed at the deadline, so Connect returns
 	// promptly instead of waiting for a graceful shutdown that will not come.
@@ -234,6 +240,7 @@ func (s *server) start(ctx context.Context) (*conn, error) {
 		}
 		tools = append(tools, t)
 	}
+	tools, c.skipped = c.tasks.split(tools)
 	if !stopKill() {
 		// The deadline hit just after listing finished; the process is being killed.
 		_ = session.Close()
@@ -241,6 +248,7 @@ func (s *server) start(ctx context.Context) (*conn, error) {
 		return nil, s.startError(sctx, sctx.Err(), timeout)
 	}
 	c.session, c.tools = session, tools
+	go s.setLogLevel(life, session)
 	go func() {
 		err := session.Wait()
 		end()
@@ -345,6 +353,7 @@ type headerTransport struct {
 	headers map[string]string
 	base    http.RoundTripper
 	life    context.Context
+	tasks   *taskTools // observes tool lists (nil: none)
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -360,7 +369,11 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		cancel()
 		return nil, err
 	}
-	resp.Body = &releasingBody{ReadCloser: resp.Body, release: func() { stop(); cancel() }}
+	body := resp.Body
+	if t.tasks != nil {
+		body = t.tasks.observeBody(body, resp.Header.Get("Content-Type"))
+	}
+	resp.Body = &releasingBody{ReadCloser: body, release: func() { stop(); cancel() }}
 	return resp, nil
 }
 

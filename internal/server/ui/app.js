@@ -454,8 +454,27 @@ function urlPanel(ev, t, ap) {
   t.approval = p;
 }
 
+// toolProgress shows a running call's latest progress on its card (as text: the
+// words are the tool's, an MCP server's).
+function toolProgress(ev) {
+  const t = state.tools.get(ev.call_id);
+  const p = ev.progress;
+  if (!t || !p || !t.box.classList.contains("waiting")) return;
+  if (!t.progress) {
+    t.progress = el("div", "progress");
+    t.bar = el("progress");
+    t.label = el("span");
+    t.progress.append(t.bar, t.label);
+    t.box.insertBefore(t.progress, t.box.children[1] || null);
+  }
+  if (p.total > 0) { t.bar.max = p.total; t.bar.value = Math.min(p.progress, p.total); t.bar.hidden = false; }
+  else t.bar.hidden = true;
+  t.label.textContent = " " + p.progress + (p.total > 0 ? "/" + p.total : "") + (p.message ? " · " + p.message : "");
+}
+
 function toolDone(ev) {
   const t = toolBox(ev.call_id, ev.name, ev.args);
+  if (t.progress) { t.progress.remove(); t.progress = null; }
   if (t.approval) { t.approval.remove(); t.approval = null; }
   t.box.classList.remove("waiting");
   t.box.classList.add(ev.type === "tool_call_completed" ? "ok" : "err");
@@ -560,6 +579,9 @@ function onEvent(ev) {
       state.cur = null;
       if (!state.readOnly) approvalPanel(ev);
       else toolBox(ev.call_id, ev.name, ev.args);
+      break;
+    case "tool_call_progress":
+      toolProgress(ev);
       break;
     case "tool_call_completed":
     case "tool_call_failed":

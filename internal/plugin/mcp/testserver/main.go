@@ -105,6 +105,7 @@ func newServer() *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Return n bytes of text"}, func(_ context.Context, _ *mcp.CallToolRequest, in bigIn) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", in.N)}}}, nil, nil
 	})
+	addNotifyTools(s)
 	return s
 }
 
@@ -132,7 +133,7 @@ func main() {
 	time.Sleep(*delay)
 	s := newServer()
 	if *httpAddr == "" {
-		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		if err := s.Run(context.Background(), taskTransport{&mcp.StdioTransport{}}); err != nil {
 			log.Fatal(err)
 		}
 		return
