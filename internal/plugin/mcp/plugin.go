@@ -63,6 +63,7 @@ func New(cfg Config, logger *slog.Logger) (*Plugin, error) {
 		}
 		p.names = append(p.names, name)
 		p.servers[name] = newServer(name, sc, cfg.CacheDir, logger)
+		p.servers[name].auth = newOAuthClient(name, sc, cfg.AuthDir)
 	}
 	return p, nil
 }
