@@ -163,3 +163,7 @@ func (s ServerConfig) String() string {
 	}
 	return fmt.Sprint(append([]string{s.Command}, s.Args...))
 }
+
+// TransportOf is how server cfg is reached: "stdio", "http" or "sse" (a url: server
+// without transport: is tried as "http" first).
+func TransportOf(cfg ServerConfig) string { return cfg.transport() }

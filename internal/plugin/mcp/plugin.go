@@ -480,11 +480,13 @@ type ToolInfo struct {
 // ServerStatus is the state of one configured server.
 type ServerStatus struct {
 	Name      string     `json:"name"`
-	Transport string     `json:"transport"` // stdio | http
+	Transport string     `json:"transport"` // stdio | http | sse
 	Target    string     `json:"target"`    // command line or URL
 	Status    string     `json:"status"`    // ok | failed | disabled
 	Error     string     `json:"error,omitempty"`
 	Tools     []ToolInfo `json:"tools,omitempty"`
+	// Auth is the OAuth state of a url: server (see AuthStatus).
+	Auth string `json:"auth,omitempty"`
 }
 
 // ListServers starts every configured server (concurrently, each bounded by its
@@ -499,7 +501,7 @@ func ListServers(ctx context.Context, cfg Config, logger *slog.Logger) ([]Server
 	var out []ServerStatus
 	for _, name := range cfg.names() {
 		sc := cfg.Servers[name]
-		st := ServerStatus{Name: name, Transport: sc.transport(), Target: sc.String(), Status: "ok"}
+		st := ServerStatus{Name: name, Transport: sc.transport(), Target: sc.String(), Status: "ok", Auth: AuthStatus(name, sc, cfg.AuthDir)}
 		switch {
 		case sc.Disabled:
 			st.Status = "disabled"

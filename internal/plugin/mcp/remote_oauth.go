@@ -51,6 +51,9 @@ type storedLogin struct {
 	Saved        time.Time        `json:"saved"`
 }
 
+// AuthDir is where the logins of url: servers are kept under lovia's data directory.
+func AuthDir(home string) string { return filepath.Join(home, "mcp-auth") }
+
 // tokenFile is the file of server name in dir.
 func tokenFile(dir, name string) string { return filepath.Join(dir, name+".json") }
 
