@@ -131,8 +131,9 @@ func dirOf(p string) string {
 	return "."
 }
 
-// initProbe records the status of the first POST's response: the initialize request
-// of the streamable HTTP transport.
+// initProbe records the status of the latest POST's response: while connecting, the
+// initialize request of the streamable HTTP transport (the SDK may send a
+// server/discover POST before it).
 type initProbe struct {
 	base   http.RoundTripper
 	status atomic.Int32
@@ -141,7 +142,7 @@ type initProbe struct {
 func (p *initProbe) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := p.base.RoundTrip(r)
 	if err == nil && r.Method == http.MethodPost {
-		p.status.CompareAndSwap(0, int32(resp.StatusCode))
+		p.status.Store(int32(resp.StatusCode))
 	}
 	return resp, err
 }
