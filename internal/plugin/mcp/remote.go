@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -31,8 +33,8 @@ func (s *server) remote(life context.Context) remoteTransports {
 		s.auth.need.Store(nil)
 		base = &authTransport{auth: s.auth, base: probe}
 	}
-	hc := &http.Client{Transport: headerTransport{headers: expandAll(s.cfg.Headers), base: base, life: life}}
 	endpoint := os.ExpandEnv(s.cfg.URL)
+	hc := &http.Client{Transport: originGuard{origin: originOf(endpoint), base: headerTransport{headers: expandAll(s.cfg.Headers), base: base, life: life}}}
 	streamable := &sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxRetries: 2}
 	sse := &sseTransport{inner: &sdk.SSEClientTransport{Endpoint: endpoint, HTTPClient: hc}}
 	switch s.cfg.Transport {
@@ -192,4 +194,31 @@ func (c *sseConn) Close() error {
 	err := c.Connection.Close()
 	c.cancel()
 	return err
+}
+
+// originGuard refuses requests to any origin but the configured URL's: an SSE server
+// names the endpoint messages are POSTed to, and a redirect names a URL too, and
+// neither may carry the configured headers or the OAuth token elsewhere.
+type originGuard struct {
+	origin string
+	base   http.RoundTripper
+}
+
+func (g originGuard) RoundTrip(r *http.Request) (*http.Response, error) {
+	if o := originOf(r.URL.String()); o != g.origin {
+		if r.Body != nil {
+			_ = r.Body.Close()
+		}
+		return nil, fmt.Errorf("refusing a request to %s: the MCP server is at %s", o, g.origin)
+	}
+	return g.base.RoundTrip(r)
+}
+
+// originOf is scheme://host[:port] of u, lower-cased ("" when u does not parse).
+func originOf(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(p.Scheme + "://" + p.Host)
 }
