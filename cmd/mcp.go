@@ -51,7 +51,8 @@ directory), so a run starts a server only when the model calls one of its tools.
 		Use:   "mcp",
 		Short: "Inspect the configured MCP servers",
 		Long: `Inspect the Model Context Protocol servers configured under mcp.servers
-(command/args/env for stdio servers, url/headers for streamable HTTP).
+(command/args/env for stdio servers, url/headers for streamable HTTP or legacy
+SSE; lovia mcp login NAME for a server that requires OAuth).
 Without a subcommand, lovia mcp is lovia mcp list.`,
 		Args: cobra.NoArgs,
 		RunE: run,

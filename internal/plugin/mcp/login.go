@@ -56,7 +56,7 @@ func Login(ctx context.Context, name string, cfg ServerConfig, o LoginOptions) e
 	serverURL := os.ExpandEnv(cfg.URL)
 	req, resp, err := challenge(ctx, serverURL, cfg)
 	if err != nil {
-		return err
+		return fmt.Errorf("logging in to MCP server %q: %w", name, err)
 	}
 	if resp == nil {
 		return ErrNoLoginNeeded
