@@ -51,7 +51,8 @@ directory), so a run starts a server only when the model calls one of its tools.
 		Use:   "mcp",
 		Short: "Inspect the configured MCP servers",
 		Long: `Inspect the Model Context Protocol servers configured under mcp.servers
-(command/args/env for stdio servers, url/headers for streamable HTTP).
+(command/args/env for stdio servers, url/headers for streamable HTTP or legacy
+SSE; lovia mcp login NAME for a server that requires OAuth).
 Without a subcommand, lovia mcp is lovia mcp list.`,
 		Args: cobra.NoArgs,
 		RunE: run,
@@ -63,6 +64,7 @@ Without a subcommand, lovia mcp is lovia mcp list.`,
 	}
 	c.AddCommand(list)
 	addMCPEditCommands(c, f)
+	addMCPLoginCommands(c, f)
 	return c
 }
 
@@ -84,6 +86,7 @@ func mcpList(ctx context.Context, opts *MCPOptions) error {
 		// Listing is the user's explicit request to start the servers; the tool lists
 		// it records let later runs start a server only when one of its tools is called.
 		cfg.MCP.CacheDir = filepath.Join(cfg.Home, "mcp")
+		cfg.MCP.AuthDir = mcp.AuthDir(cfg.Home)
 		l, err := mcp.ListServers(ctx, cfg.MCP, slog.New(slog.DiscardHandler))
 		if err != nil {
 			return err
@@ -136,13 +139,17 @@ func writeMCPTable(w io.Writer, list []mcp.ServerStatus, tools bool) error {
 		return err
 	}
 	tw := newTable(w)
-	fmt.Fprintln(tw, "SERVER\tSTATUS\tTOOLS\tTARGET")
+	fmt.Fprintln(tw, "SERVER\tSTATUS\tTOOLS\tAUTH\tTARGET")
 	for _, s := range list {
 		status := s.Status
 		if s.Error != "" {
 			status += ": " + textutil.OneLine(s.Error)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.Name, status, len(s.Tools), s.Target)
+		auth := s.Auth
+		if auth == "" {
+			auth = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.Name, status, len(s.Tools), auth, s.Target)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

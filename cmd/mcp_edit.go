@@ -93,6 +93,9 @@ func mcpAdd(opts *MCPEditOptions, args []string) error {
 			return errs.New(errs.KindUsage, "an http server takes NAME URL", "lovia mcp add --transport http NAME URL")
 		}
 		sc.URL = args[1]
+		if opts.Transport == "sse" {
+			sc.Transport = "sse"
+		}
 	default:
 		return errs.Newf(errs.KindUsage, "use --transport stdio, http or sse", "unknown transport %q", opts.Transport)
 	}
@@ -175,10 +178,9 @@ func mcpGet(opts *MCPEditOptions, name string) error {
 		Env       []string `json:"env,omitempty"`
 		Headers   []string `json:"headers,omitempty"`
 		Disabled  bool     `json:"disabled,omitempty"`
-	}{Name: name, Transport: "stdio", Command: sc.Command, Args: sc.Args, URL: sc.URL, Env: hide(sc.Env), Headers: hide(sc.Headers), Disabled: sc.Disabled}
-	if sc.URL != "" {
-		row.Transport = "http"
-	}
+		Auth      string   `json:"auth,omitempty"`
+	}{Name: name, Transport: mcp.TransportOf(sc), Command: sc.Command, Args: sc.Args, URL: sc.URL, Env: hide(sc.Env), Headers: hide(sc.Headers), Disabled: sc.Disabled,
+		Auth: mcp.AuthStatus(name, sc, mcp.AuthDir(cfg.Home))}
 	if opts.JSON {
 		enc := json.NewEncoder(f.IO.Out)
 		enc.SetIndent("", "  ")
@@ -197,6 +199,9 @@ func mcpGet(opts *MCPEditOptions, name string) error {
 	}
 	if len(row.Headers) > 0 {
 		fmt.Fprintf(w, "  headers: %s (values hidden)\n", termtext.String(strings.Join(row.Headers, ", ")))
+	}
+	if row.Auth != "" {
+		fmt.Fprintf(w, "  auth: %s\n", row.Auth)
 	}
 	return nil
 }

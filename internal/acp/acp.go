@@ -148,7 +148,7 @@ func (s *server) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.I
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:        true,
 			PromptCapabilities: sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
-			McpCapabilities:    sdk.McpCapabilities{Http: true},
+			McpCapabilities:    sdk.McpCapabilities{Http: true, Sse: true},
 		},
 		AgentInfo: &sdk.Implementation{Name: "lovia", Title: sdk.Ptr("lovia"), Version: app.Version()},
 		// Provider keys come from the environment (or lovia's config): nothing to

@@ -380,8 +380,7 @@ func mcpName(name string, taken map[string]mcp.ServerConfig) string {
 }
 
 // mcpServers converts the servers an ACP client passed to lovia's configuration:
-// stdio and HTTP (streamable) servers; SSE servers are not supported (lovia's MCP
-// client speaks stdio and streamable HTTP), which initialize says.
+// stdio, HTTP (streamable) and legacy SSE servers.
 func mcpServers(in []sdk.McpServer) (map[string]mcp.ServerConfig, error) {
 	if len(in) == 0 {
 		return nil, nil
@@ -400,9 +399,15 @@ func mcpServers(in []sdk.McpServer) (map[string]mcp.ServerConfig, error) {
 			for _, e := range s.Http.Headers {
 				h[e.Name] = e.Value
 			}
-			out[mcpName(s.Http.Name, out)] = mcp.ServerConfig{URL: s.Http.Url, Headers: h}
+			out[mcpName(s.Http.Name, out)] = mcp.ServerConfig{URL: s.Http.Url, Headers: h, Transport: "http"}
+		case s.Sse != nil:
+			h := map[string]string{}
+			for _, e := range s.Sse.Headers {
+				h[e.Name] = e.Value
+			}
+			out[mcpName(s.Sse.Name, out)] = mcp.ServerConfig{URL: s.Sse.Url, Headers: h, Transport: "sse"}
 		default:
-			return nil, fmt.Errorf("only stdio and http MCP servers are supported")
+			return nil, fmt.Errorf("only stdio, http and sse MCP servers are supported")
 		}
 	}
 	return out, nil

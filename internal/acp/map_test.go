@@ -140,8 +140,8 @@ func TestMCPServers(t *testing.T) {
 	if !ok || h.URL != "https://example.invalid/mcp" || h.Headers["Authorization"] != "Bearer y" {
 		t.Errorf("http server: %+v (all: %v)", h, got)
 	}
-	if _, err := mcpServers([]sdk.McpServer{{Sse: &sdk.McpServerSseInline{Name: "old"}}}); err == nil {
-		t.Error("an SSE server was accepted")
+	if got, err := mcpServers([]sdk.McpServer{{Sse: &sdk.McpServerSseInline{Name: "old", Url: "http://127.0.0.1:3001/sse"}}}); err != nil || got["old"].Transport != "sse" || got["old"].URL != "http://127.0.0.1:3001/sse" {
+		t.Errorf("SSE server: %+v %v", got, err)
 	}
 	if n := mcpName("a", map[string]mcp.ServerConfig{"a": {}}); n != "a-2" {
 		t.Errorf("duplicate name -> %q", n)

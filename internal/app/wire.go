@@ -38,6 +38,7 @@ func (x *extras) init(_ context.Context, a *App) error {
 		cfg := a.Config.MCP
 		// Tool lists are cached so a server starts only when one of its tools is called.
 		cfg.CacheDir = filepath.Join(a.Config.Home, "mcp")
+		cfg.AuthDir = mcp.AuthDir(a.Config.Home)
 		cfg.Scrub = a.scrub.Scrub
 		cfg.Resolve = a.Resolve // sampling requests: the run's model answers
 		p, err := mcp.New(cfg, a.Log)

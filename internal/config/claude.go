@@ -205,9 +205,8 @@ func (c *Compat) servers(path string, in map[string]claudeServer, getenv func(st
 				sc.Args = append(sc.Args, x(a))
 			}
 		case "http", "sse":
-			// lovia speaks streamable HTTP; an SSE-only server fails at its start
-			// with the transport's error (see docs/compat.md).
 			sc.URL = x(s.URL)
+			sc.Transport = s.Type
 		default:
 			c.Notes = append(c.Notes, fmt.Sprintf("%s: MCP server %q left out: unknown type %q (use stdio, http or sse)", path, name, s.Type))
 			continue

@@ -38,7 +38,8 @@ func TestClaudeFiles(t *testing.T) {
 }`)
 	writeFile(t, filepath.Join(repo, ".mcp.json"), `{"mcpServers":{
   "github":{"type":"http","url":"https://api.githubcopilot.com/mcp/","headers":{"Authorization":"Bearer ${GITHUB_TOKEN}"}},
-  "files":{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","${PROJECT_ROOT:-.}"]}
+  "files":{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","${PROJECT_ROOT:-.}"]},
+  "legacy":{"type":"sse","url":"http://127.0.0.1:3001/sse"}
 }}`)
 	env := map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "LOVIA_HOME": filepath.Join(home, "data"), "GITHUB_TOKEN": "ghp_x"}
 	getenv := func(k string) string { return env[k] }
@@ -81,6 +82,9 @@ func TestClaudeFiles(t *testing.T) {
 	}
 	if s := c.MCP.Servers["github"]; s.URL != "https://api.githubcopilot.com/mcp/" || s.Headers["Authorization"] != "Bearer ghp_x" {
 		t.Errorf("github = %+v", s)
+	}
+	if s := c.MCP.Servers["legacy"]; s.Transport != "sse" || s.URL != "http://127.0.0.1:3001/sse" || c.MCP.Servers["github"].Transport != "http" {
+		t.Errorf(".mcp.json type sse/http: legacy = %+v, github = %+v", s, c.MCP.Servers["github"])
 	}
 	if s := c.MCP.Servers["files"]; len(s.Args) != 3 || s.Args[2] != "." {
 		t.Errorf("files = %+v", s)

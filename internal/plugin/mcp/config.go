@@ -9,6 +9,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"regexp"
 	"sort"
 	"time"
@@ -41,6 +42,19 @@ type ServerConfig struct {
 	// CallTimeout bounds one tool call (0 = 10m).
 	CallTimeout time.Duration `yaml:"call_timeout,omitempty" json:"call_timeout,omitempty"`
 	Disabled    bool          `yaml:"disabled,omitempty" json:"disabled,omitempty"`
+
+	// Transport of a url: server: "http" (streamable HTTP), "sse" (the legacy
+	// HTTP+SSE transport of protocol 2024-11-05) or "" (streamable HTTP, falling back
+	// to SSE when the server refuses the initialize POST with 400, 404 or 405).
+	Transport string `yaml:"transport,omitempty" json:"transport,omitempty"`
+	// OAuth of a url: server (see remote_oauth.go): ClientID and ClientSecret are a
+	// pre-registered client (${VAR} expands; "" = dynamic client registration),
+	// Scopes replace the scopes the server advertises, and OAuth false turns the
+	// authorization support off (a 401 is then the server's plain error).
+	ClientID     string   `yaml:"client_id,omitempty" json:"client_id,omitempty"`
+	ClientSecret string   `yaml:"client_secret,omitempty" json:"client_secret,omitempty"`
+	Scopes       []string `yaml:"scopes,omitempty" json:"scopes,omitempty"`
+	OAuth        *bool    `yaml:"oauth,omitempty" json:"oauth,omitempty"`
 }
 
 // Config is the mcp section of the configuration.
@@ -50,6 +64,9 @@ type Config struct {
 	// only when one of its tools is called ("" = no cache: servers start at setup to
 	// list their tools). Set by the application, not read from YAML.
 	CacheDir string `yaml:"-" json:"-"`
+	// AuthDir holds the OAuth tokens of url: servers, one 0600 file per server
+	// ("" = no stored logins). Set by the application, not read from YAML.
+	AuthDir string `yaml:"-" json:"-"`
 	// Scrub is applied to what the plugin tells the model outside tool results (a
 	// failed server's stderr in the instructions) and to its log lines. Tool results
 	// are scrubbed by the run loop.
@@ -79,6 +96,10 @@ func (c Config) Validate() error {
 			return errs.Newf(errs.KindConfig, "keep command: for a stdio server or url: for an HTTP server, not both", "%s: both command and url are set", where)
 		case s.URL == "" && len(s.Headers) > 0:
 			return errs.Newf(errs.KindConfig, "headers: apply to url: servers only; pass settings to a stdio server with env:", "%s: headers without url", where)
+		case s.URL == "" && (s.Transport != "" || s.ClientID != "" || s.ClientSecret != "" || len(s.Scopes) > 0 || s.OAuth != nil):
+			return errs.Newf(errs.KindConfig, "transport:, client_id:, client_secret:, scopes: and oauth: apply to url: servers only", "%s: remote settings without url", where)
+		case s.Transport != "" && s.Transport != "http" && s.Transport != "sse" && s.Transport != "streamable-http":
+			return errs.Newf(errs.KindConfig, "use transport: http (streamable HTTP) or sse (legacy HTTP+SSE), or leave it out to detect it", "%s: unknown transport %q", where, s.Transport)
 		case s.StartupTimeout < 0 || s.CallTimeout < 0:
 			return errs.Newf(errs.KindConfig, "use a positive duration such as 30s", "%s: negative timeout", where)
 		}
@@ -104,11 +125,30 @@ func (c Config) names() []string {
 	return names
 }
 
+// transport is "stdio", "http" or "sse" (as configured; an undetected url: server
+// counts as http).
 func (s ServerConfig) transport() string {
-	if s.URL != "" {
-		return "http"
+	switch {
+	case s.URL == "":
+		return "stdio"
+	case s.Transport == "sse":
+		return "sse"
 	}
-	return "stdio"
+	return "http"
+}
+
+// oauthEnabled reports whether lovia handles a 401 of this server with OAuth: a url:
+// server without oauth: false and without its own Authorization header.
+func (s ServerConfig) oauthEnabled() bool {
+	if s.URL == "" || (s.OAuth != nil && !*s.OAuth) {
+		return false
+	}
+	for k := range s.Headers {
+		if http.CanonicalHeaderKey(k) == "Authorization" {
+			return false
+		}
+	}
+	return true
 }
 
 func (s ServerConfig) startupTimeout() time.Duration {
@@ -131,3 +171,7 @@ func (s ServerConfig) String() string {
 	}
 	return fmt.Sprint(append([]string{s.Command}, s.Args...))
 }
+
+// TransportOf is how server cfg is reached: "stdio", "http" or "sse" (a url: server
+// without transport: is tried as "http" first).
+func TransportOf(cfg ServerConfig) string { return cfg.transport() }

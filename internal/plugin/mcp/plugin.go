@@ -65,6 +65,7 @@ func New(cfg Config, logger *slog.Logger) (*Plugin, error) {
 		p.servers[name] = newServer(name, sc, cfg.CacheDir, logger)
 		p.servers[name].resolve, p.servers[name].samplingMax, p.servers[name].scrub = cfg.Resolve, cfg.SamplingMaxTokens, scrub
 		p.servers[name].notify.scrub = scrub
+		p.servers[name].auth = newOAuthClient(name, sc, cfg.AuthDir)
 	}
 	return p, nil
 }
@@ -498,13 +499,15 @@ type ToolInfo struct {
 // ServerStatus is the state of one configured server.
 type ServerStatus struct {
 	Name      string     `json:"name"`
-	Transport string     `json:"transport"` // stdio | http
+	Transport string     `json:"transport"` // stdio | http | sse
 	Target    string     `json:"target"`    // command line or URL
 	Status    string     `json:"status"`    // ok | failed | disabled
 	Error     string     `json:"error,omitempty"`
 	Tools     []ToolInfo `json:"tools,omitempty"`
 	// Skipped are the server's tools lovia does not offer, with the reason.
 	Skipped []SkippedTool `json:"skipped,omitempty"`
+	// Auth is the OAuth state of a url: server (see AuthStatus).
+	Auth string `json:"auth,omitempty"`
 }
 
 // ListServers starts every configured server (concurrently, each bounded by its
@@ -519,7 +522,7 @@ func ListServers(ctx context.Context, cfg Config, logger *slog.Logger) ([]Server
 	var out []ServerStatus
 	for _, name := range cfg.names() {
 		sc := cfg.Servers[name]
-		st := ServerStatus{Name: name, Transport: sc.transport(), Target: sc.String(), Status: "ok"}
+		st := ServerStatus{Name: name, Transport: sc.transport(), Target: sc.String(), Status: "ok", Auth: AuthStatus(name, sc, cfg.AuthDir)}
 		switch {
 		case sc.Disabled:
 			st.Status = "disabled"

@@ -97,6 +97,12 @@ type server struct {
 	samplingMax int
 	// scrub hides the user's secrets in what a sampling error tells the server.
 	scrub func(string) string
+
+	// detected is the transport an earlier start found for a url: server without
+	// transport: ("sse" or "" = streamable HTTP; see remote.go).
+	detected string
+	// auth is the server's OAuth login (nil = none; see remote_oauth.go).
+	auth *oauthClient
 }
 
 func newServer(name string, cfg ServerConfig, cacheDir string, logger *slog.Logger) *server {
@@ -200,9 +206,9 @@ func (s *server) start(ctx context.Context) (*conn, error) {
 	life, end := context.WithCancel(context.Background())
 	c := &conn{done: make(chan struct{}), end: end, tasks: &taskTools{}}
 	var transport sdk.Transport
+	var rt remoteTransports
 	if s.cfg.URL != "" {
-		hc := &http.Client{Transport: headerTransport{headers: expandAll(s.cfg.Headers), base: http.DefaultTransport, life: life, tasks: c.tasks}}
-		transport = &sdk.StreamableClientTransport{Endpoint: os.ExpandEnv(s.cfg.URL), HTTPClient: hc, MaxRetries: 2}
+		rt = s.remote(life, c.tasks)
 	} else {
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 		cmd.Dir = s.cfg.Dir
@@ -226,7 +232,13 @@ func (s *server) start(ctx context.Context) (*conn, error) {
 		s.kill(c)
 		end() // HTTP: abort requests the SDK sent with contexts of its own
 	})
-	session, err := client.Connect(sctx, transport, nil)
+	var session *sdk.ClientSession
+	var err error
+	if s.cfg.URL != "" {
+		session, err = s.connectRemote(sctx, client, rt)
+	} else {
+		session, err = client.Connect(sctx, transport, nil)
+	}
 	if err != nil {
 		end()
 		return nil, s.startError(sctx, err, timeout)
@@ -267,6 +279,10 @@ func (s *server) start(ctx context.Context) (*conn, error) {
 }
 
 func (s *server) startError(sctx context.Context, err error, timeout time.Duration) error {
+	if le := s.loginError(); le != nil {
+		// The SDK's wrapping adds nothing the user can act on.
+		return le
+	}
 	msg := fmt.Sprintf("MCP server %q (%s) failed to start: %v", s.name, s.cfg, err)
 	if errors.Is(sctx.Err(), context.DeadlineExceeded) {
 		msg = fmt.Sprintf("MCP server %q (%s) did not start within %s (startup_timeout)", s.name, s.cfg, timeout)
