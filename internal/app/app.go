@@ -380,8 +380,8 @@ type RunOptions struct {
 	MaxTurns int
 	// MaxBudgetUSD stops the run once it cost this many dollars (0 = no limit).
 	MaxBudgetUSD float64
-	IfRunExists runtime.IfRunExists
-	Approvals   runtime.ApprovalMode
+	IfRunExists  runtime.IfRunExists
+	Approvals    runtime.ApprovalMode
 	// OutputSchema is the JSON Schema of a structured final answer (--output-schema).
 	OutputSchema json.RawMessage
 	// Plugins are front-end plugins added to every agent of the run.
