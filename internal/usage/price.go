@@ -129,7 +129,9 @@ func NewPrices(overrides map[string]Price) *Prices {
 func (ps *Prices) Lookup(provider, model string) (Price, bool) {
 	if ps != nil {
 		canon := vendor(provider)
-		for _, k := range []string{provider + ":" + model, canon + ":" + model, model} {
+		// A price keyed by a base id covers its dated snapshots too.
+		base := snapshotBase(model)
+		for _, k := range []string{provider + ":" + model, canon + ":" + model, model, provider + ":" + base, canon + ":" + base, base} {
 			if p, ok := ps.exact[k]; ok {
 				return p, true
 			}
