@@ -159,6 +159,7 @@ func New(ctx context.Context, opts Options) (*App, error) {
 	env := opts.ProviderEnv
 	env.Getenv = getenv
 	env.ContextWindows = cfg.ContextWindows()
+	env.Warn = a.warn
 	if env.Timeouts == (provider.Timeouts{}) {
 		env.Timeouts = cfg.Provider.Timeouts()
 	}
