@@ -290,6 +290,15 @@ func TestMaxBudgetUSD(t *testing.T) {
 		t.Errorf("run cost %v, want 3", got)
 	}
 
+	// resume keeps the recorded budget; a typed one replaces it, counting the whole run.
+	runID := provStr(term["run_id"])
+	if r := e.run(nil, "resume", runID); r.code != 3 {
+		t.Errorf("resume under the same budget: exit %d, want 3\n%s", r.code, r.stderr)
+	}
+	if r := e.run(nil, "resume", runID, "--max-budget-usd", "10", "--output", "json"); r.code != 0 || !strings.Contains(r.stdout, `"cost_usd": 5`) {
+		t.Errorf("resume with a raised budget: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+
 	// Without a budget the same script completes ($5).
 	r := provRun(e, 60*time.Second, "run", "--model", "script:cost.yaml", "--output", "json", "go")
 	if r.code != 0 || !strings.Contains(r.stdout, `"cost_usd": 5`) {

@@ -475,7 +475,7 @@ func (l *loop) checkCost() error {
 		return errs.New(errs.KindBudget, "the run's cost is unknown (a model without a price was used), so --max-budget-usd cannot be kept",
 			"add the model's prices under pricing: in lovia's config (docs/cost.md)")
 	case c >= b:
-		return errs.Newf(errs.KindBudget, "raise --max-budget-usd or narrow the task",
+		return errs.Newf(errs.KindBudget, "raise the limit or narrow the task; `lovia resume "+l.opts.RunID+" --max-budget-usd N` continues this run",
 			"cost budget exhausted: $%s of $%s used", usage.FormatUSD(c), usage.FormatUSD(b))
 	}
 	return nil

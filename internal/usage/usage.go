@@ -2,7 +2,10 @@
 // and the pricing table that turns it into USD (price.go).
 package usage
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math"
+)
 
 // Usage counts tokens for one model call or, summed, for a run.
 type Usage struct {
@@ -41,7 +44,9 @@ func (u Usage) Add(o Usage) Usage {
 	u.CacheWriteTokens += o.CacheWriteTokens
 	u.ReasoningTokens += o.ReasoningTokens
 	u.Requests += o.Requests
-	u.CostUSD += o.CostUSD
+	// Kept at whole nano-dollars (as Price.Of prices a call), so a sum prints as the
+	// short decimal it is (0.01008, not 0.010079999999999999).
+	u.CostUSD = math.Round((u.CostUSD+o.CostUSD)*1e9) / 1e9
 	return u
 }
 
