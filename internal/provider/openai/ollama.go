@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -176,26 +176,32 @@ func ollamaRoot(base string) string {
 	return strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1")
 }
 
-// contextCheck warns, once per provider, when the first request's prompt would not
-// fit what the server keeps.
+// contextCheck warns, once per provider, when a request's prompt would not fit what
+// the server keeps (compaction usually keeps it in bounds; a long prompt or a small
+// server default does not).
 type contextCheck struct {
-	once  sync.Once
-	model string
-	oc    ollamaContext
-	warn  func(string)
+	warned atomic.Bool
+	model  string
+	oc     ollamaContext
+	warn   func(string)
 }
 
 func (cc *contextCheck) check(req provider.Request) {
-	cc.once.Do(func() {
-		kept, why, _ := cc.oc.kept()
-		need := estimatePrompt(req)
-		if need <= kept {
-			return
-		}
-		cc.warn(fmt.Sprintf("ollama:%s: this request is about %d tokens but the server keeps only %d (%s) and silently drops the rest, "+
-			"starting with the instructions; raise it: OLLAMA_CONTEXT_LENGTH=%d ollama serve, or PARAMETER num_ctx in a Modelfile (docs/providers.md#ollama-context-size)",
-			cc.model, need, kept, why, suggestCtx(need, cc.oc.ModelLength)))
-	})
+	if cc.warned.Load() {
+		return
+	}
+	kept, why, known := cc.oc.kept()
+	need := estimatePrompt(req)
+	if need <= kept || cc.warned.Swap(true) {
+		return
+	}
+	keeps := "keeps only"
+	if !known {
+		keeps = "may keep only"
+	}
+	cc.warn(fmt.Sprintf("ollama:%s: this request is about %d tokens but the server %s %d (%s) and silently drops the rest, "+
+		"starting with the instructions; raise it: OLLAMA_CONTEXT_LENGTH=%d ollama serve, or PARAMETER num_ctx in a Modelfile (docs/providers.md#ollama-context-size)",
+		cc.model, need, keeps, kept, why, suggestCtx(need, cc.oc.ModelLength)))
 }
 
 // suggestCtx is a context size that fits need with room to work, within the model's

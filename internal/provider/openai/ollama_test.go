@@ -142,7 +142,7 @@ func TestOllamaWarnsOnceWhenThePromptWouldBeCut(t *testing.T) {
 	w3 := &warnings{}
 	p, _ = OllamaFactory(context.Background(), "qwen2.5-coder:7b", ollamaEnv(srv, nil, nil, w3))
 	drain(t, p, bigRequest(6000))
-	if len(w3.msgs) != 1 || !strings.Contains(w3.msgs[0], "keeps only 4096") || !strings.Contains(w3.msgs[0], "default") {
+	if len(w3.msgs) != 1 || !strings.Contains(w3.msgs[0], "may keep only 4096") || !strings.Contains(w3.msgs[0], "default") {
 		t.Errorf("want a warning about the default context: %q", w3.msgs)
 	}
 }
