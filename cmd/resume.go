@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -28,8 +29,10 @@ type ResumeOptions struct {
 	// Force takes over a run claimed by a process on another host (which lovia cannot
 	// check).
 	Force bool
-	// outputSet / approveSet report the flags were typed (otherwise the run's own).
-	outputSet, approveSet bool
+	// MaxBudgetUSD replaces the run's recorded --max-budget-usd when typed.
+	MaxBudgetUSD float64
+	// outputSet / approveSet / budgetSet report the flags were typed (otherwise the run's own).
+	outputSet, approveSet, budgetSet bool
 	// Signals delivers SIGINT/SIGTERM (nil: the process's).
 	Signals <-chan os.Signal
 }
@@ -65,6 +68,7 @@ Exit codes as for lovia run: 0 completed, 1 failed, 2 usage error or unknown run
 			opts.RunID = args[0]
 			opts.outputSet = c.Flags().Changed("output")
 			opts.approveSet = c.Flags().Changed("approve")
+			opts.budgetSet = c.Flags().Changed("max-budget-usd")
 			if runF != nil {
 				return runF(opts)
 			}
@@ -75,6 +79,7 @@ Exit codes as for lovia run: 0 completed, 1 failed, 2 usage error or unknown run
 	addTrustFlag(fl, f)
 	fl.StringVar(&opts.Output, "output", "", "output format: text, json or stream-json (default: the run's, else text)")
 	fl.StringVar(&opts.Approve, "approve", "", "answer for actions that need approval: none or all (default: the run's, else none)")
+	fl.Float64Var(&opts.MaxBudgetUSD, "max-budget-usd", 0, "stop once the run cost `USD` dollars in all (default: the run's; 0 = no limit)")
 	fl.BoolVar(&opts.Force, "force", false, "take over a run held by a process on another machine sharing the database (only if that process is gone)")
 	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json", "stream-json"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("approve", cobra.FixedCompletions([]string{"none", "all"}, cobra.ShellCompDirectiveNoFileComp))
@@ -124,6 +129,10 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 	}
 	restore(opts.outputSet, &output, "output", "--output")
 	restore(opts.approveSet, &approve, "approve", "--approve")
+	budget, err := resumeBudget(opts, st, &notices)
+	if err != nil {
+		return err
+	}
 	if output == "" {
 		output = string(headless.Text)
 	}
@@ -169,6 +178,10 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 		flags = map[string]any{}
 	}
 	flags["output"], flags["approve"] = string(format), approve
+	delete(flags, "max_budget_usd")
+	if budget > 0 {
+		flags["max_budget_usd"] = budget
+	}
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -189,7 +202,7 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 		}
 		defer release()
 	}
-	h, pr, err := a.Resume(ctx, runID, app.RunOptions{Approvals: approvals, OutputSchema: st.OutputSchema, Flags: flags})
+	h, pr, err := a.Resume(ctx, runID, app.RunOptions{Approvals: approvals, OutputSchema: st.OutputSchema, Flags: flags, MaxBudgetUSD: budget})
 	if err != nil {
 		return err
 	}
@@ -334,4 +347,21 @@ func runRecorded(a *app.App, runID string) bool {
 	}
 	_, err := a.Checkpointer.Load(context.Background(), runID)
 	return err == nil
+}
+
+// resumeBudget is the cost budget a resumed run keeps: the typed --max-budget-usd,
+// else the one the run recorded. The budget counts the whole run, before and after
+// the resume.
+func resumeBudget(opts *ResumeOptions, st *app.Settings, notices *[]string) (float64, error) {
+	rec, _ := strconv.ParseFloat(st.FlagString("max_budget_usd"), 64)
+	if !opts.budgetSet {
+		return rec, nil
+	}
+	if err := validBudgetUSD(opts.MaxBudgetUSD); err != nil {
+		return 0, err
+	}
+	if rec > 0 && rec != opts.MaxBudgetUSD {
+		*notices = append(*notices, fmt.Sprintf("--max-budget-usd overrides the run's %s", strconv.FormatFloat(rec, 'f', -1, 64)))
+	}
+	return opts.MaxBudgetUSD, nil
 }

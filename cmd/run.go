@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"strings"
@@ -39,6 +40,8 @@ type RunOptions struct {
 	Images []string
 	// budgetSet reports --budget-tokens was given.
 	budgetSet bool
+	// MaxBudgetUSD stops the run once it cost this many dollars (0: no limit).
+	MaxBudgetUSD float64
 	// Signals delivers SIGINT/SIGTERM (nil: the process's).
 	Signals <-chan os.Signal
 }
@@ -81,6 +84,7 @@ with lovia resume RUN_ID.`,
 	fl.IntVar(&opts.BudgetTokens, "budget-tokens", 0, "stop once the run used `N` tokens (input + output)")
 	fl.StringArrayVar(&opts.Images, "image", nil, "attach the image `FILE` (PNG, JPEG, GIF, WebP) to the prompt; repeatable")
 	_ = c.MarkFlagFilename("image", "png", "jpg", "jpeg", "gif", "webp")
+	fl.Float64Var(&opts.MaxBudgetUSD, "max-budget-usd", 0, "stop once the run cost `USD` dollars at the model's prices (exit 3; see docs/cost.md)")
 	return c
 }
 
@@ -96,6 +100,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	if opts.BudgetTokens < 0 {
 		return errs.New(errs.KindUsage, "--budget-tokens must not be negative", "use a token count such as 200000")
+	}
+	if err := validBudgetUSD(opts.MaxBudgetUSD); err != nil {
+		return err
 	}
 	if err := validRunID(opts.RunID); err != nil {
 		return err
@@ -137,6 +144,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		Approvals:    approvals,
 		OutputSchema: schema,
 		Flags:        map[string]any{"output": string(format), "approve": opts.Approve},
+		MaxBudgetUSD: opts.MaxBudgetUSD,
+	}
+	if opts.MaxBudgetUSD > 0 {
+		// Recorded so `lovia resume` keeps the budget.
+		ro.Flags["max_budget_usd"] = opts.MaxBudgetUSD
 	}
 	// "/name args" runs a custom command or a skill (.claude/commands, .lovia/commands).
 	if prompt, err = slashPrompt(ctx, f, a, prompt, &ro); err != nil {
@@ -226,6 +238,14 @@ func readSchema(path string) ([]byte, error) {
 		return nil, errs.Wrap(errs.KindUsage, err, "--output-schema "+path+" must be a JSON object", "")
 	}
 	return data, nil
+}
+
+// validBudgetUSD refuses a --max-budget-usd that is not a dollar amount >= 0.
+func validBudgetUSD(b float64) error {
+	if b < 0 || math.IsNaN(b) || math.IsInf(b, 0) {
+		return errs.New(errs.KindUsage, "--max-budget-usd must be a dollar amount >= 0", "use an amount such as --max-budget-usd 2.50 (0 = no limit)")
+	}
+	return nil
 }
 
 // validRunID accepts ids that survive a shell, a log line and a file name: 1–128 of

@@ -7,6 +7,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/textutil"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -174,6 +175,11 @@ func runsList(ctx context.Context, opts *RunsOptions) error {
 	if runs == nil {
 		runs = []sqlite.RunInfo{}
 	}
+	prices := s.Config.Prices()
+	for i := range runs {
+		// Runs recorded before lovia priced calls get today's prices for their model.
+		runs[i].Usage = prices.Fill(runs[i].Model, runs[i].Usage)
+	}
 	if opts.JSON {
 		return writeJSON(f.IO.Out, runs)
 	}
@@ -194,13 +200,15 @@ func runsList(ctx context.Context, opts *RunsOptions) error {
 	defer out.Flush()
 	tw := newTable(out)
 	if tty {
-		fmt.Fprintln(tw, "ID\tSTATUS\tAGENT\tTURNS\tTOKENS\tMODEL\tUPDATED")
+		fmt.Fprintln(tw, "ID\tSTATUS\tAGENT\tTURNS\tTOKENS\tCOST\tMODEL\tUPDATED")
 	}
 	for _, r := range runs {
+		cost := r.Usage.CostPtr()
 		if tty {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.ID, r.Status, r.Agent, r.Turns, tokens(r.Usage), r.Model, ago(opts.now(), r.UpdatedAt))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.ID, r.Status, r.Agent, r.Turns, tokens(r.Usage), dollars(cost, "-"), r.Model, ago(opts.now(), r.UpdatedAt))
 		} else {
-			fmt.Fprintf(out, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, r.Status, r.Agent, r.Turns, r.Usage.Total(), r.Model, r.UpdatedAt.UTC().Format(time.RFC3339))
+			// COST is the last column: scripts reading the earlier ones keep working.
+			fmt.Fprintf(out, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", r.ID, r.Status, r.Agent, r.Turns, r.Usage.Total(), r.Model, r.UpdatedAt.UTC().Format(time.RFC3339), usdNumber(cost))
 		}
 	}
 	if tty {
@@ -343,6 +351,7 @@ func runsShow(ctx context.Context, opts *RunsOptions) error {
 	row("cwd", st.Cwd)
 	row("turns", fmt.Sprint(info.Turns))
 	row("tokens", usageLine(info.Usage))
+	row("cost", dollars(s.Config.Prices().Fill(info.Model, info.Usage).CostPtr(), "unknown (no price known for the model; see pricing: in docs/cost.md)"))
 	row("started", info.StartedAt.Local().Format("2006-01-02 15:04:05"))
 	row("updated", info.UpdatedAt.Local().Format("2006-01-02 15:04:05")+" ("+ago(opts.now(), info.UpdatedAt)+")")
 	if info.Error != "" {
@@ -453,6 +462,22 @@ func compact(n int) string {
 		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1000), ".0") + "k"
 	}
 	return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e6), ".0") + "M"
+}
+
+// dollars shows a cost as "$0.0123"; unknown when c is nil.
+func dollars(c *float64, unknown string) string {
+	if c == nil {
+		return unknown
+	}
+	return "$" + usage.FormatUSD(*c)
+}
+
+// usdNumber is a cost for tab-separated output: the plain number, empty when unknown.
+func usdNumber(c *float64) string {
+	if c == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*c, 'f', -1, 64)
 }
 
 func usageLine(u usage.Usage) string {

@@ -146,8 +146,8 @@ func TestRunsList(t *testing.T) {
 		notWant []string
 	}{
 		{"table in a terminal", true, []string{"runs"}, []*regexp.Regexp{
-			regexp.MustCompile(`ID\s+STATUS\s+AGENT\s+TURNS\s+TOKENS\s+MODEL\s+UPDATED`),
-			regexp.MustCompile(`run_a1\s+completed\s+coder\s+2\s+12.3k\s+script:s.yaml\s+just now`),
+			regexp.MustCompile(`ID\s+STATUS\s+AGENT\s+TURNS\s+TOKENS\s+COST\s+MODEL\s+UPDATED`),
+			regexp.MustCompile(`run_a1\s+completed\s+coder\s+2\s+12.3k\s+\$0\s+script:s.yaml\s+just now`),
 			regexp.MustCompile(`run_a2\s+failed\s+coder\s+2\s+910\s+`),
 		}, []string{"run_b1"}},
 		{"tab-separated otherwise", false, []string{"runs", "list"}, []*regexp.Regexp{

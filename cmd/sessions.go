@@ -246,17 +246,23 @@ func sessionsShow(ctx context.Context, opts *SessionsOptions) error {
 		title = "(untitled)"
 	}
 	fmt.Fprintf(w, "%s — %s\n", si.ID, title)
-	fmt.Fprintf(w, "%s · %s tokens · %s · updated %s\n", plural(si.Runs, "run"), tokens(si.Usage), si.Repo, ago(opts.now(), si.UpdatedAt))
+	fmt.Fprintf(w, "%s · %s tokens · %s · %s · updated %s\n", plural(si.Runs, "run"), tokens(si.Usage),
+		dollars(si.Usage.CostPtr(), "cost unknown"), si.Repo, ago(opts.now(), si.UpdatedAt))
 	if len(d.Entries) == 0 {
 		fmt.Fprintln(w, "\n(no completed runs yet)")
 	}
-	writeConversation(w, d.Entries)
+	runCost := map[string]string{}
+	for _, r := range d.Runs {
+		runCost[r.RunID] = tokens(r.Usage) + " tokens · " + dollars(r.Usage.CostPtr(), "cost unknown")
+	}
+	writeConversation(w, d.Entries, runCost)
 	return nil
 }
 
 // writeConversation prints a transcript for reading in a terminal: user and assistant
 // text in full, reasoning and tool traffic on one line each.
-func writeConversation(w io.Writer, entries []transcript.Entry) {
+// runInfo, when it has a run, is shown after that run's heading (tokens and cost).
+func writeConversation(w io.Writer, entries []transcript.Entry, runInfo map[string]string) {
 	results := map[string]transcript.Entry{}
 	for _, e := range entries {
 		if e.Type == transcript.TypeToolResult {
@@ -266,7 +272,11 @@ func writeConversation(w io.Writer, entries []transcript.Entry) {
 	lastRun := ""
 	for _, e := range entries {
 		if e.RunID != "" && e.RunID != lastRun && e.IsUser() {
-			fmt.Fprintf(w, "\n── run %s\n", e.RunID)
+			if info := runInfo[e.RunID]; info != "" {
+				fmt.Fprintf(w, "\n── run %s · %s\n", e.RunID, info)
+			} else {
+				fmt.Fprintf(w, "\n── run %s\n", e.RunID)
+			}
 			lastRun = e.RunID
 		}
 		switch e.Type {

@@ -46,6 +46,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/store/sqlite"
 	"github.com/lovia-dev/lovia/internal/tool"
 	"github.com/lovia-dev/lovia/internal/transcript"
+	"github.com/lovia-dev/lovia/internal/usage"
 	bundledskills "github.com/lovia-dev/lovia/skills"
 )
 
@@ -92,6 +93,8 @@ type App struct {
 	Session      store.Session
 	Checkpointer store.Checkpointer
 	Compaction   *compaction.Compaction
+	// Prices price every model call of the App's runs (built-in table + pricing:).
+	Prices *usage.Prices
 
 	getenv func(string) string
 	// memoryEphemeral keeps the memory plugin's archive off disk (Options.Memory).
@@ -157,6 +160,7 @@ func New(ctx context.Context, opts Options) (*App, error) {
 	env.Getenv = getenv
 	env.ContextWindows = cfg.ContextWindows()
 	env.Vision = cfg.VisionOverrides()
+	env.Warn = a.warn
 	if env.Timeouts == (provider.Timeouts{}) {
 		env.Timeouts = cfg.Provider.Timeouts()
 	}
@@ -164,6 +168,7 @@ func New(ctx context.Context, opts Options) (*App, error) {
 	if env.Dir == "" {
 		env.Dir, _ = os.Getwd()
 	}
+	a.Prices = cfg.Prices()
 	a.Registry = provider.NewRegistry(env)
 	builtin.Register(a.Registry)
 	script.Register(a.Registry)
@@ -374,9 +379,11 @@ type RunOptions struct {
 	// configured; eval cases, /model in the TUI).
 	Model string
 	// MaxTurns overrides the configured turn limit of this run (0 = configured).
-	MaxTurns    int
-	IfRunExists runtime.IfRunExists
-	Approvals   runtime.ApprovalMode
+	MaxTurns int
+	// MaxBudgetUSD stops the run once it cost this many dollars (0 = no limit).
+	MaxBudgetUSD float64
+	IfRunExists  runtime.IfRunExists
+	Approvals    runtime.ApprovalMode
 	// OutputSchema is the JSON Schema of a structured final answer (--output-schema).
 	OutputSchema json.RawMessage
 	// Plugins are front-end plugins added to every agent of the run.
@@ -497,6 +504,13 @@ func (a *App) Prepare(ctx context.Context, ro RunOptions) (*Prepared, error) {
 		Settings:          raw,
 		Logger:            a.Log,
 		Scrub:             a.scrub.Scrub,
+		Prices:            a.Prices,
+		MaxBudgetUSD:      ro.MaxBudgetUSD,
+	}
+	if !a.Prices.Known(model) && ro.MaxBudgetUSD <= 0 {
+		// Once per process: the cost shows as unknown until the user prices the model
+		// (with a budget the run refuses to start, saying the same).
+		a.warn(fmt.Sprintf("no price known for %s: its cost is shown as unknown; add it under pricing: in lovia's config (see docs/cost.md)", model))
 	}
 	if ro.MaxTurns > 0 {
 		opts.MaxTurns = ro.MaxTurns

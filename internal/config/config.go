@@ -46,13 +46,16 @@ type File struct {
 	MaxTurns     int    `yaml:"max_turns,omitempty" json:"max_turns,omitempty"`
 	BudgetTokens int    `yaml:"budget_tokens,omitempty" json:"budget_tokens,omitempty"`
 	// Models holds per-model overrides keyed by "provider:model" (or the model name).
-	Models     map[string]Model  `yaml:"models,omitempty" json:"models,omitempty"`
-	Compaction compaction.Config `yaml:"compaction,omitempty" json:"compaction,omitempty"`
-	Workspace  workspace.Config  `yaml:"workspace,omitempty" json:"workspace,omitempty"`
-	MCP        mcp.Config        `yaml:"mcp,omitempty" json:"mcp,omitempty"`
-	Hooks      []hooks.Hook      `yaml:"hooks,omitempty" json:"hooks,omitempty"`
-	Skills     Skills            `yaml:"skills,omitempty" json:"skills,omitempty"`
-	Provider   Provider          `yaml:"provider,omitempty" json:"provider,omitempty"`
+	Models map[string]Model `yaml:"models,omitempty" json:"models,omitempty"`
+	// Pricing overrides or extends the built-in model prices (USD per million
+	// tokens), keyed "provider:model", "model", or either ending in "*" (docs/cost.md).
+	Pricing    map[string]ModelPrice `yaml:"pricing,omitempty" json:"pricing,omitempty"`
+	Compaction compaction.Config     `yaml:"compaction,omitempty" json:"compaction,omitempty"`
+	Workspace  workspace.Config      `yaml:"workspace,omitempty" json:"workspace,omitempty"`
+	MCP        mcp.Config            `yaml:"mcp,omitempty" json:"mcp,omitempty"`
+	Hooks      []hooks.Hook          `yaml:"hooks,omitempty" json:"hooks,omitempty"`
+	Skills     Skills                `yaml:"skills,omitempty" json:"skills,omitempty"`
+	Provider   Provider              `yaml:"provider,omitempty" json:"provider,omitempty"`
 
 	// MCPRules decide MCP tool calls (allow/ask/deny by glob over <server>__<tool>).
 	MCPRules []workspace.MCPRule `yaml:"mcp_rules,omitempty" json:"mcp_rules,omitempty"`
@@ -92,6 +95,15 @@ type Model struct {
 	ContextWindow int `yaml:"context_window,omitempty" json:"context_window,omitempty"`
 	// Vision says whether the model takes images (unset: lovia's table decides).
 	Vision *bool `yaml:"vision,omitempty" json:"vision,omitempty"`
+}
+
+// ModelPrice is one model's price in USD per million tokens. Input and output are
+// required; a cache read or write the file leaves out costs the input price.
+type ModelPrice struct {
+	Input       *float64 `yaml:"input,omitempty" json:"input,omitempty"`
+	CachedInput *float64 `yaml:"cached_input,omitempty" json:"cached_input,omitempty"`
+	CacheWrite  *float64 `yaml:"cache_write,omitempty" json:"cache_write,omitempty"`
+	Output      *float64 `yaml:"output,omitempty" json:"output,omitempty"`
 }
 
 // Skills adds skill directories (after the standard ones).
@@ -477,6 +489,12 @@ func check(path string, f File) error {
 	}
 	if f.Model != "" && !strings.Contains(f.Model, ":") {
 		return errs.Newf(errs.KindConfig, "write it as PROVIDER:MODEL, e.g. openai:gpt-4.1", "%s %q is not of the form PROVIDER:MODEL", where("model"), f.Model)
+	}
+	if err := checkPricing(f.Pricing); err != nil {
+		if path != "" {
+			return errs.Wrap(errs.KindConfig, err, path, errs.HintOf(err))
+		}
+		return err
 	}
 	if err := f.Compaction.Validate(); err != nil {
 		if path != "" {

@@ -164,6 +164,10 @@ func TestBadFiles(t *testing.T) {
 		{"bad model", "model: gpt-4\n", []string{"PROVIDER:MODEL"}},
 		{"bad compaction", "compaction:\n  compact_at: 0.5\n  compact_to: 0.7\n", []string{"compact_to"}},
 		{"mcp server without command", "mcp:\n  servers:\n    gh: {args: [x]}\n", []string{"neither command nor url is set"}},
+		{"negative price", "pricing:\n  \"openai:gpt-5\": {input: 1, cached_input: -0.1, output: 10}\n", []string{`pricing."openai:gpt-5".cached_input must be a number >= 0`, "USD per million tokens"}},
+		{"price without output", "pricing:\n  acme: {input: 1}\n", []string{"pricing.acme.output is missing", "give both input and output"}},
+		{"misspelt price", "pricing:\n  acme: {input: 1, output: 2, cache_writes: 1}\n", []string{`unknown key "cache_writes"`, `did you mean "cache_write"`}},
+		{"empty price key", "pricing:\n  \"openai:\": {input: 1, output: 2}\n", []string{"does not name a model"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -305,5 +309,25 @@ func TestUserConfigMayBeALink(t *testing.T) {
 	}
 	if _, err := f.load(t); err == nil {
 		t.Fatal("a project config linking out of the project was read")
+	}
+}
+
+func TestPricingOverrides(t *testing.T) {
+	f := newFixture(t)
+	f.write(t, filepath.Join(f.xdg, "lovia", "config.yaml"), "pricing:\n  \"openai:gpt-5\": {input: 2, output: 20}\n  \"acme-*\": {input: 1, cached_input: 0, output: 1}\n")
+	c, err := f.load(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := c.Prices()
+	// Left out, a cache read costs the input price; given as 0, it is free.
+	if p, ok := ps.Lookup("openai", "gpt-5"); !ok || p.Input != 2 || p.CachedInput != 2 || p.CacheWrite != 2 || p.Output != 20 {
+		t.Errorf("gpt-5 = %+v %v", p, ok)
+	}
+	if p, ok := ps.Lookup("openai", "acme-7b"); !ok || p.CachedInput != 0 || p.Output != 1 {
+		t.Errorf("acme-7b = %+v %v", p, ok)
+	}
+	if p, ok := ps.Lookup("openai", "gpt-4.1"); !ok || p.Input != 2 || p.Output != 8 {
+		t.Errorf("built-in gpt-4.1 = %+v %v", p, ok)
 	}
 }

@@ -84,6 +84,9 @@ func splitProject(base File, gm map[string]any, file string, lines map[string]in
 			s.eachLoose(k, v, "runs a command on agent events")
 		case "memory":
 			s.lose(k, v, "sends your memories to an embedding server")
+		case "pricing":
+			// Lower prices would stretch a --max-budget-usd the user set.
+			s.lose(k, v, "changes the model prices that costs and --max-budget-usd are measured in")
 		case "guardrails":
 			if g := s.guardrails(v); len(g) > 0 {
 				keep[k] = g

@@ -24,6 +24,7 @@ func TestSplit(t *testing.T) {
 	}{
 		{"model", "model is neutral", "", "model: openai:x\n", nil, func(c *Config) bool { return c.Model == "openai:x" }},
 		{"preset", "preset is neutral", "", "preset: reviewer\n", nil, func(c *Config) bool { return c.Preset == "reviewer" }},
+		{"pricing", "lower prices would stretch a cost budget", "", "pricing: {\"openai:x\": {input: 0, output: 0}}\n", []string{"pricing"}, func(c *Config) bool { return c.Pricing == nil }},
 		{"models", "context windows are neutral", "", "models: {\"openai:x\": {context_window: 1000}}\n", nil, func(c *Config) bool { return c.Models["openai:x"].ContextWindow == 1000 }},
 		{"compaction", "compaction is neutral", "", "compaction: {compact_at: 0.5, compact_to: 0.3}\n", nil, func(c *Config) bool { return c.Compaction.CompactAt == 0.5 }},
 		{"policy", "a looser policy", "", "policy: trusted\n", []string{"policy"}, func(c *Config) bool { return c.EffectivePolicy("") == "coding" }},

@@ -17,6 +17,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/runtime"
 	"github.com/lovia-dev/lovia/internal/termtext"
+	"github.com/lovia-dev/lovia/internal/usage"
 )
 
 // Format is an output format name.
@@ -85,8 +86,11 @@ type Summary struct {
 	Output           string          `json:"output"`
 	StructuredOutput json.RawMessage `json:"structured_output,omitempty"`
 	Usage            Usage           `json:"usage"`
-	Turns            int             `json:"turns"`
-	FinishReason     string          `json:"finish_reason"`
+	// CostUSD is the run's cost in USD at the prices its calls were made at; null
+	// when a model of the run has no known price (docs/cost.md).
+	CostUSD      *float64 `json:"cost_usd"`
+	Turns        int      `json:"turns"`
+	FinishReason string   `json:"finish_reason"`
 	// Denied lists the tool calls denied because nobody could approve them
 	// (--approve none); the model was told each time.
 	Denied []Denial     `json:"denied,omitempty"`
@@ -113,6 +117,11 @@ type Usage struct {
 	InputTokens       int `json:"input_tokens"`
 	OutputTokens      int `json:"output_tokens"`
 	CachedInputTokens int `json:"cached_input_tokens"`
+	CacheWriteTokens  int `json:"cache_write_tokens,omitempty"`
+}
+
+func summaryUsage(u usage.Usage) Usage {
+	return Usage{u.InputTokens, u.OutputTokens, u.CachedInputTokens, u.CacheWriteTokens}
 }
 
 // Summarize builds the json summary from the terminal event (so output and exit code
@@ -122,7 +131,7 @@ func Summarize(term *event.Event, res *runtime.Result, err error) Summary {
 	if res != nil {
 		s = Summary{RunID: res.RunID, SessionID: res.SessionID, Status: string(res.Status), Output: res.Output,
 			StructuredOutput: res.StructuredOutput, Turns: res.Turns, FinishReason: res.FinishReason,
-			Usage: Usage{res.Usage.InputTokens, res.Usage.OutputTokens, res.Usage.CachedInputTokens}}
+			Usage: summaryUsage(res.Usage), CostUSD: res.Usage.CostPtr()}
 	}
 	if term != nil {
 		s.RunID = term.RunID
@@ -143,7 +152,7 @@ func Summarize(term *event.Event, res *runtime.Result, err error) Summary {
 			s.FinishReason = term.FinishReason
 		}
 		if term.Usage != nil {
-			s.Usage = Usage{term.Usage.InputTokens, term.Usage.OutputTokens, term.Usage.CachedInputTokens}
+			s.Usage, s.CostUSD = summaryUsage(*term.Usage), term.Usage.CostPtr()
 		}
 		s.Error = term.Error
 	}
@@ -387,8 +396,12 @@ func (w *textWriter) Finish(res *runtime.Result, err error) error {
 			len(w.denied), termtext.String(strings.Join(what, "; ")))
 	}
 	if w.opts.Verbose {
-		w.progress("· %s in %d turns, %d in / %d out tokens (%d cached)", s.Status, s.Turns,
-			s.Usage.InputTokens, s.Usage.OutputTokens, s.Usage.CachedInputTokens)
+		cost := "cost unknown"
+		if s.CostUSD != nil {
+			cost = "$" + usage.FormatUSD(*s.CostUSD)
+		}
+		w.progress("· %s in %d turns, %d in / %d out tokens (%d cached), %s", s.Status, s.Turns,
+			s.Usage.InputTokens, s.Usage.OutputTokens, s.Usage.CachedInputTokens, cost)
 	}
 	return nil
 }

@@ -56,7 +56,7 @@ func TestJSONSummary(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
-	want := map[string]any{"run_id": "r1", "session_id": "s1", "status": "completed", "output": `{"a":1}`,
+	want := map[string]any{"run_id": "r1", "session_id": "s1", "status": "completed", "output": `{"a":1}`, "cost_usd": nil,
 		"structured_output": map[string]any{"a": float64(1)}, "turns": float64(2), "finish_reason": "stop",
 		"usage": map[string]any{"input_tokens": float64(10), "output_tokens": float64(5), "cached_input_tokens": float64(3)}}
 	gb, _ := json.Marshal(got)

@@ -25,6 +25,10 @@ type Env struct {
 	Dir string
 	// Timeouts bound every request of the network providers (zero: no limits).
 	Timeouts Timeouts
+	// Warn, when set, shows the user a problem that does not stop the run (each
+	// message once; e.g. an Ollama server that keeps less context than a request
+	// needs).
+	Warn func(msg string)
 }
 
 // Factory builds a provider for one model name.

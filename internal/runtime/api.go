@@ -82,6 +82,13 @@ type Options struct {
 	// MaxTurns / BudgetTokens override the agent's limits when > 0.
 	MaxTurns     int
 	BudgetTokens int
+	// MaxBudgetUSD stops the run once its cost reaches this many dollars (0: no
+	// limit). A run with a cost budget refuses to start on a model without a price.
+	MaxBudgetUSD float64
+
+	// Prices price every model call (nil: the built-in table); the cost rides in
+	// the usage of events, results and checkpoints.
+	Prices *usage.Prices
 
 	// Settings are stored in the checkpoint head verbatim (model, preset, policy, cwd,
 	// flags) so a resume can restore them.

@@ -458,6 +458,26 @@ func (l *loop) checkLimits(ctx context.Context) error {
 				"token budget exhausted: %d of %d tokens used", used, b)
 		}
 	}
+	return l.checkCost()
+}
+
+// checkCost stops the run once its cost reached Options.MaxBudgetUSD. A cost that
+// became unknown (a subagent on a model without a price) stops it too: a budget
+// the run cannot measure is not kept by carrying on.
+func (l *loop) checkCost() error {
+	b := l.opts.MaxBudgetUSD
+	if b <= 0 {
+		return nil
+	}
+	c, ok := l.currentUsage().Cost()
+	switch {
+	case !ok:
+		return errs.New(errs.KindBudget, "the run's cost is unknown (a model without a price was used), so --max-budget-usd cannot be kept",
+			"add the model's prices under pricing: in lovia's config (docs/cost.md)")
+	case c >= b:
+		return errs.Newf(errs.KindBudget, "raise the limit or narrow the task; `lovia resume "+l.opts.RunID+" --max-budget-usd N` continues this run",
+			"cost budget exhausted: $%s of $%s used", usage.FormatUSD(c), usage.FormatUSD(b))
+	}
 	return nil
 }
 

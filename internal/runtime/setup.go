@@ -94,6 +94,13 @@ func (l *loop) activate(ctx context.Context, a *agent.Agent) (*active, error) {
 		return nil, errs.Wrap(errs.KindConfig, err, fmt.Sprintf("model %q of agent %q", a.Model, a.Name), "check the model name (PROVIDER:MODEL)")
 	}
 	ac := &active{agent: a, prov: prov, info: prov.Info(), tools: map[string]*toolEntry{}}
+	if l.opts.MaxBudgetUSD > 0 {
+		if _, ok := l.opts.Prices.Lookup(ac.info.Provider, ac.info.Model); !ok {
+			return nil, errs.Newf(errs.KindConfig,
+				fmt.Sprintf("add its prices under pricing: in lovia's config, e.g. pricing: {%q: {input: 1.25, cached_input: 0.125, output: 10}} (USD per million tokens; docs/cost.md)", ac.info.Provider+":"+ac.info.Model),
+				"--max-budget-usd needs the price of %s:%s, which lovia does not know", ac.info.Provider, ac.info.Model)
+		}
+	}
 	rc := l.newRC(a.Name, l.turns)
 
 	add := func(t tool.Tool, source string, handoff bool) error {

@@ -108,6 +108,9 @@ func (l *loop) preflight(ctx context.Context, c *call) (res tool.Result, ok bool
 			return tool.Result{Text: fmt.Sprintf("error: not run: the run's token budget is exhausted (%d of %d tokens used)", used, b), IsError: true}, false, nil
 		}
 	}
+	if err := l.checkCost(); err != nil {
+		return tool.Result{Text: "error: not run: " + err.Error(), IsError: true}, false, nil
+	}
 	te := l.active.tools[e.Name]
 	if te == nil {
 		return tool.Result{Text: fmt.Sprintf("error: unknown tool %q; available tools: %s", e.Name, l.active.sortedToolNames()), IsError: true}, false, nil

@@ -138,6 +138,7 @@ func (l *loop) modelPhase(ctx context.Context, turn int) ([]transcript.Entry, er
 	if u.Requests == 0 {
 		u.Requests = 1
 	}
+	u = l.opts.Prices.Apply(ac.info.Provider, ac.info.Model, u)
 	l.addUsage(u)
 	if u.InputTokens > 0 {
 		l.lastInputTokens = u.InputTokens // the whole prompt: adapters count cached tokens inside InputTokens

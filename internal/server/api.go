@@ -20,7 +20,6 @@ import (
 	"github.com/lovia-dev/lovia/internal/store/sqlite"
 	"github.com/lovia-dev/lovia/internal/tool"
 	"github.com/lovia-dev/lovia/internal/transcript"
-	"github.com/lovia-dev/lovia/internal/usage"
 )
 
 // Route is one registered route (docs/serve.openapi.json must list exactly these).
@@ -202,9 +201,8 @@ func (s *Server) addCost(ctx context.Context, in *Info) {
 		in.ContextWindow = p.Info().ContextWindow
 	}
 	if in.Usage != nil {
-		if c, ok := usage.EstimateCost(in.Model, *in.Usage); ok {
-			in.CostUSD = &c
-		}
+		// The run priced its calls; usage recorded before that is priced now.
+		in.CostUSD = s.app.Prices.Fill(in.Model, *in.Usage).CostPtr()
 	}
 }
 

@@ -165,15 +165,16 @@ func TestIndexFilesHonoursGitignore(t *testing.T) {
 }
 
 func TestCostEstimate(t *testing.T) {
-	c, ok := estimateCost("anthropic:claude-sonnet-4-5", usage.Usage{InputTokens: 1_000_000, CachedInputTokens: 500_000, OutputTokens: 100_000})
-	if !ok || c < 3.14 || c > 3.16 { // 0.5M*3 + 0.5M*0.3 + 0.1M*15 = 1.5+0.15+1.5
-		t.Fatalf("cost = %v %v", c, ok)
+	var ps *usage.Prices
+	u := ps.Apply("anthropic", "claude-sonnet-4-5", usage.Usage{InputTokens: 1_000_000, CachedInputTokens: 500_000, OutputTokens: 100_000})
+	if got := costLabel("", u); got != "$3.15" { // 0.5M*3 + 0.5M*0.3 + 0.1M*15 = 1.5+0.15+1.5
+		t.Fatalf("cost = %q", got)
 	}
-	if _, ok := estimateCost("openai:some-unknown", usage.Usage{}); ok {
-		t.Fatal("unknown model priced")
+	if got := costLabel("openai:some-unknown", ps.Apply("openai", "some-unknown", usage.Usage{InputTokens: 5})); got != "" {
+		t.Fatalf("unknown model priced: %q", got)
 	}
-	if c, ok := estimateCost("script:x.yaml", usage.Usage{InputTokens: 5}); !ok || c != 0 {
-		t.Fatal("scripted models are free")
+	if got := costLabel("script:x.yaml", ps.Apply("script", "x.yaml", usage.Usage{InputTokens: 5})); got != "$0" {
+		t.Fatalf("scripted models are free: %q", got)
 	}
 	if fmtTokens(1234) != "1.2k" || fmtTokens(999) != "999" || fmtTokens(2_500_000) != "2.5M" {
 		t.Fatal("fmtTokens")

@@ -6,8 +6,23 @@ import (
 	"github.com/lovia-dev/lovia/internal/usage"
 )
 
-// estimateCost is the status line's cost estimate (the table is in package usage).
-func estimateCost(model string, u usage.Usage) (float64, bool) { return usage.EstimateCost(model, u) }
+// runCost is the cost the runs priced (the same figure as `lovia runs`, stream-json
+// and --output json: each model call priced by the run, summed). Usage that carries
+// no cost (a session's runs recorded before lovia priced calls) is priced at the
+// built-in list prices of model. false: unknown.
+func runCost(model string, u usage.Usage) (float64, bool) {
+	var builtin *usage.Prices
+	return builtin.Fill(model, u).Cost()
+}
+
+// costLabel is the /cost figure: "$0.0123", "" when unknown.
+func costLabel(model string, u usage.Usage) string {
+	c, ok := runCost(model, u)
+	if !ok {
+		return ""
+	}
+	return "$" + usage.FormatUSD(c)
+}
 
 // fmtTokens shows a token count compactly (1234 → 1.2k).
 func fmtTokens(n int) string {

@@ -151,10 +151,10 @@ func (m *Model) costText() string {
 	b.WriteString("  " + th.ToolName.Render("Usage this session") + "\n")
 	fmt.Fprintf(&b, "    input %s (cached %s) · output %s · requests %d", fmtTokens(u.InputTokens),
 		fmtTokens(u.CachedInputTokens), fmtTokens(u.OutputTokens), u.Requests)
-	if c, ok := estimateCost(m.model, u); ok {
-		fmt.Fprintf(&b, "\n    estimated cost $%.4f (%s)", c, m.model)
+	if c := costLabel(m.model, u); c != "" {
+		fmt.Fprintf(&b, "\n    cost %s (list prices; pricing: in config overrides them)", c)
 	} else {
-		fmt.Fprintf(&b, "\n    no price known for %s", m.model)
+		fmt.Fprintf(&b, "\n    cost unknown: no price known for %s (add it under pricing: in lovia's config)", m.model)
 	}
 	return b.String()
 }

@@ -181,7 +181,7 @@ func (m *Model) statusLine(w int, spin string) string {
 		tok += fmt.Sprintf(" (%s cached)", fmtTokens(u.CachedInputTokens))
 	}
 	parts = append(parts, tok)
-	if c, ok := estimateCost(m.model, u); ok {
+	if c, ok := runCost(m.model, u); ok {
 		parts = append(parts, fmt.Sprintf("$%.3f", c))
 	}
 	if win := m.contextWindow(); win > 0 && m.lastContext > 0 {

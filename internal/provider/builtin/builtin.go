@@ -10,7 +10,8 @@
 //	anthropic:                  ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL,
 //	                            ANTHROPIC_CUSTOM_HEADERS, LOVIA_THINKING_BUDGET
 //	                            (tokens, or "adaptive": extended thinking)
-//	ollama:                     OLLAMA_HOST (default localhost:11434), OLLAMA_API_KEY
+//	ollama:                     OLLAMA_HOST (default localhost:11434), OLLAMA_API_KEY,
+//	                            OLLAMA_CONTEXT_LENGTH (the server's default context)
 package builtin
 
 import (

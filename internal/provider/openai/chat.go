@@ -41,6 +41,9 @@ func (c *Chat) Info() provider.Info {
 func (c *Chat) Stream(ctx context.Context, req provider.Request) iter.Seq2[provider.Delta, error] {
 	return func(yield func(provider.Delta, error) bool) {
 		var resp *http.Response
+		if c.cfg.BeforeSend != nil {
+			c.cfg.BeforeSend(req)
+		}
 		body, err := c.body(req)
 		if err != nil {
 			yield(provider.Delta{}, c.cfg.mapError(ctx, c.model, err, nil))

@@ -17,6 +17,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,6 +61,9 @@ type Config struct {
 	// (OPENAI_CUSTOM_HEADERS).
 	Organization, Project string
 	Headers               http.Header
+	// BeforeSend, when set, sees each request before it is sent (Ollama's context
+	// check).
+	BeforeSend func(provider.Request)
 }
 
 func (c Config) options() []option.RequestOption {
@@ -175,8 +179,10 @@ func ResponsesFactory(_ context.Context, model string, env provider.Env) (provid
 }
 
 // OllamaFactory builds the "ollama:" provider: Chat Completions against
-// http://localhost:11434/v1, or OLLAMA_HOST ("host:port" or a URL). No key.
-func OllamaFactory(_ context.Context, model string, env provider.Env) (provider.Provider, error) {
+// http://localhost:11434/v1, or OLLAMA_HOST ("host:port" or a URL). No key. The
+// server is asked what context it keeps for the model (ollama.go): that is the
+// context window, unless config sets one.
+func OllamaFactory(ctx context.Context, model string, env provider.Env) (provider.Provider, error) {
 	base := OllamaBaseURL
 	if h := getenv(env, "OLLAMA_HOST"); h != "" {
 		base = ollamaURL(h)
@@ -194,6 +200,21 @@ func OllamaFactory(_ context.Context, model string, env provider.Env) (provider.
 		ContextWindow: provider.ContextWindow("ollama", model, env.ContextWindows, provider.LocalContextWindow),
 		NativeSchema:  true,
 		Vision:        provider.ModelVision("ollama", model, env.Vision),
+	}
+	oc := probeOllama(ctx, env.HTTPClient, ollamaRoot(base), cfg.APIKey, model)
+	if n, err := strconv.Atoi(getenv(env, "OLLAMA_CONTEXT_LENGTH")); err == nil && n > 0 {
+		oc.EnvLength = n
+	}
+	_, set := env.ContextWindows["ollama:"+model]
+	if _, bare := env.ContextWindows[model]; bare {
+		set = true
+	}
+	if w := oc.window(); w > 0 && !set {
+		cfg.ContextWindow = w
+	}
+	if env.Warn != nil {
+		cc := &contextCheck{model: model, oc: oc, warn: env.Warn}
+		cfg.BeforeSend = cc.check
 	}
 	return NewChat(model, cfg), nil
 }

@@ -174,6 +174,12 @@ func (s *Server) path() string {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		// Ollama's own API (the ollama provider asks /api/show and /api/ps about the
+		// model's context): not a model call, so no turn is spent or recorded.
+		http.NotFound(w, r)
+		return
+	}
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
 	s.reqs = append(s.reqs, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})

@@ -298,7 +298,10 @@ func (s *SessionStore) listSessions(ctx context.Context, f SessionFilter, id str
 	COALESCE(SUM(json_extract(r.usage, '$.cached_input_tokens')), 0),
 	COALESCE(SUM(json_extract(r.usage, '$.cache_write_tokens')), 0),
 	COALESCE(SUM(json_extract(r.usage, '$.reasoning_tokens')), 0),
-	COALESCE(SUM(json_extract(r.usage, '$.requests')), 0)
+	COALESCE(SUM(json_extract(r.usage, '$.requests')), 0),
+	COALESCE(SUM(json_extract(r.usage, '$.cost_usd')), 0),
+	COALESCE(SUM(json_extract(r.usage, '$.cost_usd') IS NULL
+		AND COALESCE(json_extract(r.usage, '$.input_tokens'), 0) + COALESCE(json_extract(r.usage, '$.output_tokens'), 0) > 0), 0)
 FROM sessions s LEFT JOIN session_runs r ON r.session_id = s.id
 WHERE (?1 = '' OR s.cwd = ?1) AND (?2 = '' OR s.repo = ?2) AND (?3 = '' OR s.id = ?3)
 	AND (?3 <> '' OR ?4 OR EXISTS (SELECT 1 FROM session_runs x WHERE x.session_id = s.id)
@@ -320,9 +323,17 @@ ORDER BY s.updated_at DESC, s.id`
 			var meta string
 			var created, updated int64
 			u := &si.Usage
+			var unpriced int
 			if err := rows.Scan(&si.ID, &si.Title, &si.Cwd, &si.Repo, &meta, &created, &updated, &si.Runs, &si.Entries,
-				&u.InputTokens, &u.OutputTokens, &u.CachedInputTokens, &u.CacheWriteTokens, &u.ReasoningTokens, &u.Requests); err != nil {
+				&u.InputTokens, &u.OutputTokens, &u.CachedInputTokens, &u.CacheWriteTokens, &u.ReasoningTokens, &u.Requests,
+				&u.CostUSD, &unpriced); err != nil {
 				return err
+			}
+			// The session's cost is known when every run that used tokens recorded one
+			// (runs recorded before lovia priced calls did not).
+			u.Priced = unpriced == 0 && si.Runs > 0
+			if !u.Priced {
+				u.CostUSD = 0
 			}
 			if meta != "" && meta != "{}" && json.Valid([]byte(meta)) {
 				si.Meta = json.RawMessage(meta)
