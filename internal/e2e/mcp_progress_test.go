@@ -14,7 +14,7 @@ import (
 
 // everythingServer is the reference MCP server's config, or a skip when it is not
 // installed (`.ci/run` installs it from npm).
-func everythingServer(t *testing.T) string {
+func everythingAllowed(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("mcp-server-everything")
 	if err != nil {
@@ -30,7 +30,7 @@ const longOp = "everything__trigger-long-running-operation"
 // --output stream-json` carries it as tool_call_progress events between the call's
 // start and end, each valid against the schema.
 func TestMCPProgressInStreamJSON(t *testing.T) {
-	cfg := everythingServer(t)
+	cfg := everythingAllowed(t)
 	validate := loadSchema(t)
 	e := newEnv(t)
 	e.userConfig(cfg)
@@ -83,7 +83,7 @@ func TestMCPProgressInTmux(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not installed")
 	}
-	cfg := everythingServer(t)
+	cfg := everythingAllowed(t)
 	repo, home := t.TempDir(), t.TempDir()
 	conf := filepath.Join(home, ".config", "lovia", "config.yaml")
 	if err := os.MkdirAll(filepath.Dir(conf), 0o755); err != nil {
@@ -176,7 +176,7 @@ func TestMCPEscCancelsTheServerCall(t *testing.T) {
 
 // lovia serve: the run's event stream carries the long-running operation's progress.
 func TestMCPProgressInServeStream(t *testing.T) {
-	cfg := everythingServer(t)
+	cfg := everythingAllowed(t)
 	e := serveEnv(t)
 	e.userConfig(cfg)
 	e.write("script.yaml", "turns:\n  - tool_calls: [{name: "+longOp+", args: {duration: 2, steps: 4}}]\n  - text: done\n")
