@@ -63,6 +63,7 @@ Without a subcommand, lovia mcp is lovia mcp list.`,
 	}
 	c.AddCommand(list)
 	addMCPEditCommands(c, f)
+	addMCPResourceCommands(c, f) // mcp_resources.go
 	return c
 }
 

@@ -138,6 +138,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if prompt, err = slashPrompt(ctx, f, a, prompt, &ro); err != nil {
 		return err
 	}
+	if prompt, err = mcpMentions(ctx, f, a, opts.Args, prompt); err != nil { // mcp_mentions.go
+		return err
+	}
 	h, pr, err := a.Start(ctx, runtime.Text(prompt), ro)
 	if err != nil {
 		return err

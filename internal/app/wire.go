@@ -39,6 +39,7 @@ func (x *extras) init(_ context.Context, a *App) error {
 		// Tool lists are cached so a server starts only when one of its tools is called.
 		cfg.CacheDir = filepath.Join(a.Config.Home, "mcp")
 		cfg.Scrub = a.scrub.Scrub
+		cfg.Root = a.Config.Cwd // offered to the servers as their root
 		p, err := mcp.New(cfg, a.Log)
 		if err != nil {
 			return err

@@ -64,8 +64,14 @@ func (m *Model) start(req StartRequest) tea.Cmd {
 	b, ctx := m.backend, m.ctx
 	resume := req.ResumeRunID != ""
 	return func() tea.Msg {
+		typed := req.Prompt
 		var notes []string
 		req.Prompt, notes = attachMentions(ctx, b, req.Prompt) // attach.go
+		mcpNotes, failed := expandMCP(ctx, b, typed, &req)     // mcp.go: @server:uri
+		if failed != nil {
+			return failed
+		}
+		notes = append(notes, mcpNotes...)
 		r, err := b.Start(ctx, req)
 		msg := runStartedMsg{run: r, err: err, resume: resume}
 		if len(notes) == 0 {

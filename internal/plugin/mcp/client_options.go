@@ -6,8 +6,10 @@ import sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 // feature (resources, prompts, roots, sampling, elicitation, progress, list_changed)
 // adds its handlers with one call here, from a file of its own.
 func (s *server) clientOptions() *sdk.ClientOptions {
-	return &sdk.ClientOptions{
+	o := &sdk.ClientOptions{
 		Logger:       s.logger,
 		Capabilities: &sdk.ClientCapabilities{},
 	}
+	s.listOptions(o) // lists.go: roots, list_changed
+	return o
 }

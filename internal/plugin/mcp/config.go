@@ -52,6 +52,9 @@ type Config struct {
 	// failed server's stderr in the instructions) and to its log lines. Tool results
 	// are scrubbed by the run loop.
 	Scrub func(string) string `yaml:"-" json:"-"`
+	// Root is the workspace root, offered to every server as its one root (roots/list);
+	// "" offers none. Set by the application.
+	Root string `yaml:"-" json:"-"`
 }
 
 var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)

@@ -63,6 +63,7 @@ func New(cfg Config, logger *slog.Logger) (*Plugin, error) {
 		}
 		p.names = append(p.names, name)
 		p.servers[name] = newServer(name, sc, cfg.CacheDir, logger)
+		p.servers[name].lists.root = cfg.Root
 	}
 	return p, nil
 }
@@ -143,10 +144,10 @@ func (p *Plugin) setup(ctx context.Context, pol *workspace.MCPPolicy) (*plugin.C
 		}
 		srv := p.servers[name]
 		if cur, _, _ := srv.snapshot(); cur != nil && cur.alive() {
-			toolsOf[name] = cur.tools
+			toolsOf[name] = cur.toolList()
 			continue
 		}
-		if cached := srv.cachedTools(); cached != nil {
+		if cached := srv.cachedTools(); cached != nil && srv.listsCached() {
 			toolsOf[name] = cached
 			continue
 		}
@@ -156,6 +157,7 @@ func (p *Plugin) setup(ctx context.Context, pol *workspace.MCPPolicy) (*plugin.C
 	c := &plugin.Contribution{}
 	deathsAtSetup := map[string]int{}
 	used := map[string]bool{}
+	var offered []string // servers whose tools are offered
 	for _, name := range p.names {
 		srv := p.servers[name]
 		if deniedSet[name] {
@@ -171,14 +173,16 @@ func (p *Plugin) setup(ctx context.Context, pol *workspace.MCPPolicy) (*plugin.C
 			if cur == nil {
 				continue
 			}
-			tools = cur.tools
+			tools = cur.toolList()
 		}
 		_, _, deaths := srv.snapshot()
 		deathsAtSetup[name] = deaths
+		offered = append(offered, name)
 		for _, t := range tools {
 			c.Tools = append(c.Tools, newTool(srv, t, used, pol))
 		}
 	}
+	c.Tools = append(c.Tools, p.resourceTools(pol, offered)...) // resources.go
 	if len(failed) > 0 || len(denied) > 0 {
 		var b strings.Builder
 		b.WriteString("## Unavailable MCP servers")
@@ -508,7 +512,7 @@ func ListServers(ctx context.Context, cfg Config, logger *slog.Logger) ([]Server
 			cur, _, _ := p.servers[name].snapshot()
 			used := map[string]bool{}
 			if cur != nil {
-				for _, t := range cur.tools {
+				for _, t := range cur.toolList() {
 					st.Tools = append(st.Tools, ToolInfo{Name: toolName(name, t.Name, used), Original: t.Name, Description: t.Description})
 				}
 			}

@@ -51,7 +51,8 @@ func (b *tailBuffer) String() string {
 // conn is one live session with a server.
 type conn struct {
 	session *sdk.ClientSession
-	tools   []*sdk.Tool
+	toolsMu sync.Mutex
+	tools   []*sdk.Tool    // under toolsMu once published (tools/list_changed replaces it)
 	proc    *procTransport // stdio only
 	// end cancels every HTTP request of the connection (HTTP only).
 	end     context.CancelFunc
@@ -83,6 +84,9 @@ type server struct {
 	lastErr error
 	// deaths counts connections lost after a successful start (for notices).
 	deaths int
+
+	// lists are the server's prompts and resources, and its root (lists.go).
+	lists listState
 }
 
 func newServer(name string, cfg ServerConfig, cacheDir string, logger *slog.Logger) *server {
@@ -183,6 +187,7 @@ func (s *server) start(ctx context.Context) (*conn, error) {
 	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	client := sdk.NewClient(&sdk.Implementation{Name: "lovia", Version: "1"}, s.clientOptions())
+	s.addRoots(client) // lists.go
 	life, end := context.WithCancel(context.Background())
 	c := &conn{done: make(chan struct{}), end: end}
 	var transport sdk.Transport
@@ -225,6 +230,7 @@ func (s *server) start(ctx context.Context) (*conn, error) {
 		}
 		tools = append(tools, t)
 	}
+	s.fetchLists(sctx, session, true, true) // lists.go
 	if !stopKill() {
 		// The deadline hit just after listing finished; the process is being killed.
 		_ = session.Close()

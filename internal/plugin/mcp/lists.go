@@ -1,0 +1,264 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"iter"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// What a server offers beyond tools (resources, resource templates, prompts) is
+// listed when it starts, listed again when it says a list changed, and kept on disk
+// beside the tool cache so completion and listing work before the server runs.
+
+// Lists are a server's resources, resource templates and prompts.
+type Lists struct {
+	// HasResources and HasPrompts report the server advertises the capability.
+	HasResources bool                    `json:"has_resources,omitempty"`
+	HasPrompts   bool                    `json:"has_prompts,omitempty"`
+	Resources    []*sdk.Resource         `json:"resources,omitempty"`
+	Templates    []*sdk.ResourceTemplate `json:"templates,omitempty"`
+	Prompts      []*sdk.Prompt           `json:"prompts,omitempty"`
+}
+
+// listState is one server's Lists and what lovia tells the server about itself.
+type listState struct {
+	// root is the workspace root, offered to the server as its one root ("" = none).
+	root string
+
+	mu      sync.Mutex
+	loaded  bool // lists is set (from a connection or the disk cache)
+	tried   bool // the disk cache was read
+	lists   Lists
+	changed chan struct{} // closed and replaced at every change (tests wait on it)
+}
+
+// changes returns a channel closed at the next change of the server's lists or tools.
+func (l *listState) changes() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.changed == nil {
+		l.changed = make(chan struct{})
+	}
+	return l.changed
+}
+
+func (l *listState) notify() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.changed != nil {
+		close(l.changed)
+	}
+	l.changed = make(chan struct{})
+}
+
+// listOptions advertises roots and handles the list_changed notifications.
+func (s *server) listOptions(o *sdk.ClientOptions) {
+	if s.lists.root != "" {
+		o.Capabilities.RootsV2 = &sdk.RootCapabilities{ListChanged: true}
+	}
+	// Handlers run on the connection's reader: list again from a goroutine of its own.
+	o.ToolListChangedHandler = func(_ context.Context, r *sdk.ToolListChangedRequest) {
+		go s.relist(r.Session, true, false, false)
+	}
+	o.PromptListChangedHandler = func(_ context.Context, r *sdk.PromptListChangedRequest) {
+		go s.relist(r.Session, false, true, false)
+	}
+	o.ResourceListChangedHandler = func(_ context.Context, r *sdk.ResourceListChangedRequest) {
+		go s.relist(r.Session, false, false, true)
+	}
+}
+
+// addRoots gives the client the workspace root (answered to roots/list). The root is
+// fixed for the process, so roots/list_changed is never needed after connecting; the
+// SDK sends it should a root be added to a connected client.
+func (s *server) addRoots(c *sdk.Client) {
+	if s.lists.root == "" {
+		return
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(s.lists.root)}
+	if !strings.HasPrefix(u.Path, "/") {
+		u.Path = "/" + u.Path // Windows: file:///C:/repo
+	}
+	c.AddRoots(&sdk.Root{URI: u.String(), Name: filepath.Base(s.lists.root)})
+}
+
+// relist refreshes a list after the server said it changed. It waits for a start in
+// progress (which holds s.mu), so a notification sent while the server starts is
+// applied to the connection it belongs to.
+func (s *server) relist(session *sdk.ClientSession, tools, prompts, resources bool) {
+	s.mu.Lock()
+	c := s.cur
+	s.mu.Unlock()
+	if c == nil || c.session != session || !c.alive() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.startupTimeout())
+	defer cancel()
+	if tools {
+		var list []*sdk.Tool
+		for t, err := range session.Tools(ctx, nil) {
+			if err != nil {
+				s.logger.Debug("mcp tools not listed again", "err", err)
+				return
+			}
+			list = append(list, t)
+		}
+		c.setTools(list)
+		s.saveCache(list)
+		s.logger.Debug("mcp tool list changed", "tools", len(list))
+	} else {
+		s.fetchLists(ctx, session, prompts, resources)
+	}
+	s.lists.notify()
+}
+
+// setTools replaces the connection's tool list (tools/list_changed).
+func (c *conn) setTools(t []*sdk.Tool) {
+	c.toolsMu.Lock()
+	defer c.toolsMu.Unlock()
+	c.tools = t
+}
+
+// toolList is the connection's current tool list.
+func (c *conn) toolList() []*sdk.Tool {
+	c.toolsMu.Lock()
+	defer c.toolsMu.Unlock()
+	return c.tools
+}
+
+// fetchLists lists prompts and/or resources (with templates) of a connected server,
+// as far as it advertises them, and records them. A failed listing keeps the old
+// list: these lists are a convenience, never a reason to fail the server.
+func (s *server) fetchLists(ctx context.Context, session *sdk.ClientSession, prompts, resources bool) {
+	caps := &sdk.ServerCapabilities{}
+	if ir := session.InitializeResult(); ir != nil && ir.Capabilities != nil {
+		caps = ir.Capabilities
+	}
+	s.lists.mu.Lock()
+	next := s.lists.lists
+	s.lists.mu.Unlock()
+	next.HasPrompts, next.HasResources = caps.Prompts != nil, caps.Resources != nil
+	if !next.HasPrompts {
+		next.Prompts = nil
+	} else if prompts {
+		if l, err := collect(session.Prompts(ctx, nil)); err == nil {
+			next.Prompts = l
+		} else {
+			s.logger.Debug("mcp prompts not listed", "err", err)
+		}
+	}
+	if !next.HasResources {
+		next.Resources, next.Templates = nil, nil
+	} else if resources {
+		if l, err := collect(session.Resources(ctx, nil)); err == nil {
+			next.Resources = l
+		} else {
+			s.logger.Debug("mcp resources not listed", "err", err)
+		}
+		if l, err := collect(session.ResourceTemplates(ctx, nil)); err == nil {
+			next.Templates = l
+		} else {
+			s.logger.Debug("mcp resource templates not listed", "err", err)
+		}
+	}
+	s.lists.mu.Lock()
+	s.lists.lists, s.lists.loaded = next, true
+	s.lists.mu.Unlock()
+	s.saveLists(next)
+}
+
+// maxListed bounds one list of a server (a server is not trusted to be reasonable).
+const maxListed = 10_000
+
+func collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
+	var out []T
+	for v, err := range seq {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+		if len(out) == maxListed {
+			break
+		}
+	}
+	return out, nil
+}
+
+// offers returns the server's lists: the connection's, else the disk cache's.
+func (s *server) offers() Lists {
+	s.lists.mu.Lock()
+	defer s.lists.mu.Unlock()
+	if !s.lists.loaded && !s.lists.tried {
+		s.lists.tried = true
+		s.lists.lists, s.lists.loaded = s.loadLists()
+	}
+	return s.lists.lists
+}
+
+func (s *server) listsFile() string {
+	if s.cacheFile == "" {
+		return ""
+	}
+	return strings.TrimSuffix(s.cacheFile, ".json") + ".lists.json"
+}
+
+func (s *server) loadLists() (Lists, bool) {
+	var l Lists
+	name := s.listsFile()
+	if name == "" {
+		return l, false
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return l, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxCacheBytes+1))
+	if err != nil || len(data) > maxCacheBytes || json.Unmarshal(data, &l) != nil {
+		return Lists{}, false
+	}
+	return l, true
+}
+
+// saveLists records the lists for the next process (best effort, 0600).
+func (s *server) saveLists(l Lists) {
+	name := s.listsFile()
+	if name == "" {
+		return
+	}
+	data, err := json.Marshal(l)
+	if err != nil || len(data) > maxCacheBytes {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(name), ".lists-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), name) != nil {
+		_ = os.Remove(tmp.Name())
+	}
+}
+
+// listsCached reports that the lists of an earlier start are on disk (or in memory).
+func (s *server) listsCached() bool {
+	s.lists.mu.Lock()
+	defer s.lists.mu.Unlock()
+	if !s.lists.loaded && !s.lists.tried {
+		s.lists.tried = true
+		s.lists.lists, s.lists.loaded = s.loadLists()
+	}
+	return s.lists.loaded
+}
