@@ -207,7 +207,7 @@ func (s *server) listsFile() string {
 	if s.cacheFile == "" {
 		return ""
 	}
-	return strings.TrimSuffix(s.cacheFile, ".json") + ".lists.json"
+	return filepath.Join(filepath.Dir(s.cacheFile), "lists", filepath.Base(s.cacheFile))
 }
 
 func (s *server) loadLists() (Lists, bool) {

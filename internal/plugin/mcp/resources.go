@@ -219,6 +219,7 @@ func (p *Plugin) resourceTools(pol *workspace.MCPPolicy, servers []string) []too
 		Description: "List the resources and resource templates of the MCP servers (" + strings.Join(with, ", ") + "). Read one with mcp_read_resource; fill a template's {placeholders} to get a URI.",
 		Schema:      listSchema,
 		Parallel:    true,
+		Validate:    mustValidator(listSchema),
 	}, Fn: func(ctx context.Context, _ *tool.RunContext, args json.RawMessage) (tool.Result, error) {
 		var a struct {
 			Server string `json:"server"`
@@ -246,6 +247,7 @@ func (p *Plugin) resourceTools(pol *workspace.MCPPolicy, servers []string) []too
 		Description: "Read a resource of an MCP server by URI (see mcp_list_resources).",
 		Schema:      readSchema,
 		Parallel:    true,
+		Validate:    mustValidator(readSchema),
 		Approval: func(_ context.Context, _ *tool.RunContext, args json.RawMessage) (*event.Approval, error) {
 			a, _, err := parse(args)
 			if err != nil {
@@ -270,6 +272,16 @@ func (p *Plugin) resourceTools(pol *workspace.MCPPolicy, servers []string) []too
 		return resourceResult(res), nil
 	}}
 	return []tool.Tool{list, read}
+}
+
+// mustValidator compiles a schema of lovia's own (a failure is a bug: no validation
+// beyond an object is then done).
+func mustValidator(schema json.RawMessage) func(json.RawMessage) error {
+	v, err := tool.CompileSchema(schema)
+	if err != nil {
+		return requireObject
+	}
+	return v
 }
 
 // resourceApproval decides a model's read of uri on server (<server>__:resources).
