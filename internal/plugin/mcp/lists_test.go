@@ -31,13 +31,21 @@ func newPlugin(t *testing.T, cfg Config) *Plugin {
 	return p
 }
 
-// waitChange waits for the next list change of server (a list_changed handled).
-func waitChange(t *testing.T, ch <-chan struct{}) {
+// waitFor waits until cond holds, checking again at every list change of server
+// (another list_changed may come first).
+func waitFor(t *testing.T, p *Plugin, server string, cond func() bool) {
 	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(30 * time.Second):
-		t.Fatal("no list change seen")
+	timeout := time.After(30 * time.Second)
+	for {
+		ch := p.Changes(server)
+		if cond() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-timeout:
+			t.Fatal("the change was not seen")
+		}
 	}
 }
 
@@ -215,9 +223,16 @@ func TestListChangedRefreshesToolsPromptsResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	changed := p.Changes("ts")
 	run(t, c, "ts__add_tool", `{"name":"fresh"}`)
-	waitChange(t, changed)
+	waitFor(t, p, "ts", func() bool {
+		cur, _, _ := p.servers["ts"].snapshot()
+		for _, tl := range cur.toolList() {
+			if tl.Name == "fresh" {
+				return true
+			}
+		}
+		return false
+	})
 	c2, err := p.For(pol).Setup(ctxT(t), &tool.RunContext{})
 	if err != nil {
 		t.Fatal(err)
@@ -236,22 +251,20 @@ func TestListChangedRefreshesToolsPromptsResources(t *testing.T) {
 	}
 	find(t, c3, "ts__fresh")
 
-	changed = p.Changes("ts")
 	run(t, c, "ts__add_prompt", `{"name":"later"}`)
-	waitChange(t, changed)
-	found := false
-	for _, pc := range p.PromptCommands(pol) {
-		found = found || pc.Name() == "ts:later"
-	}
-	if !found {
-		t.Fatalf("new prompt not listed: %+v", p.PromptCommands(pol))
-	}
-	changed = p.Changes("ts")
+	waitFor(t, p, "ts", func() bool {
+		for _, pc := range p.PromptCommands(pol) {
+			if pc.Name() == "ts:later" {
+				return true
+			}
+		}
+		return false
+	})
 	run(t, c, "ts__add_resource", `{"uri":"test://new","text":"brand new"}`)
-	waitChange(t, changed)
-	if l, _ := p.Offers("ts"); !strings.Contains(FormatResources("ts", l), "test://new") {
-		t.Fatalf("new resource not listed:\n%s", FormatResources("ts", l))
-	}
+	waitFor(t, p, "ts", func() bool {
+		l, _ := p.Offers("ts")
+		return strings.Contains(FormatResources("ts", l), "test://new")
+	})
 	data, err := os.ReadFile(p.servers["ts"].listsFile())
 	if err != nil || !strings.Contains(string(data), "test://new") {
 		t.Fatalf("lists cache: %s %v", data, err)
