@@ -38,6 +38,11 @@ type listState struct {
 	tried   bool // the disk cache was read
 	lists   Lists
 	changed chan struct{} // closed and replaced at every change (tests wait on it)
+
+	// relisting counts the current connection's list_changed being handled (settle.go);
+	// each connection has its own, so a notification lost with a dead connection does
+	// not hold up calls on the next.
+	relisting *relisting
 }
 
 // changes returns a channel closed at the next change of the server's lists or tools.
@@ -64,15 +69,26 @@ func (s *server) listOptions(o *sdk.ClientOptions) {
 	if s.lists.root != "" {
 		o.Capabilities.RootsV2 = &sdk.RootCapabilities{ListChanged: true}
 	}
-	// Handlers run on the connection's reader: list again from a goroutine of its own.
+	// One counter per connection (start is serialized, and watch uses this one).
+	rl := &relisting{}
+	s.lists.mu.Lock()
+	s.lists.relisting = rl
+	s.lists.mu.Unlock()
+	// List again from a goroutine of its own: a handler must not block the session.
+	relist := func(session *sdk.ClientSession, tools, prompts, resources bool) {
+		go func() {
+			defer rl.done() // counted as read: settle.go
+			s.relist(session, tools, prompts, resources)
+		}()
+	}
 	o.ToolListChangedHandler = func(_ context.Context, r *sdk.ToolListChangedRequest) {
-		go s.relist(r.Session, true, false, false)
+		relist(r.Session, true, false, false)
 	}
 	o.PromptListChangedHandler = func(_ context.Context, r *sdk.PromptListChangedRequest) {
-		go s.relist(r.Session, false, true, false)
+		relist(r.Session, false, true, false)
 	}
 	o.ResourceListChangedHandler = func(_ context.Context, r *sdk.ResourceListChangedRequest) {
-		go s.relist(r.Session, false, false, true)
+		relist(r.Session, false, false, true)
 	}
 }
 

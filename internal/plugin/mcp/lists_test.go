@@ -223,16 +223,8 @@ func TestListChangedRefreshesToolsPromptsResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The call returns once the list it changed is listed again.
 	run(t, c, "ts__add_tool", `{"name":"fresh"}`)
-	waitFor(t, p, "ts", func() bool {
-		cur, _, _ := p.servers["ts"].snapshot()
-		for _, tl := range cur.toolList() {
-			if tl.Name == "fresh" {
-				return true
-			}
-		}
-		return false
-	})
 	c2, err := p.For(pol).Setup(ctxT(t), &tool.RunContext{})
 	if err != nil {
 		t.Fatal(err)
@@ -252,19 +244,17 @@ func TestListChangedRefreshesToolsPromptsResources(t *testing.T) {
 	find(t, c3, "ts__fresh")
 
 	run(t, c, "ts__add_prompt", `{"name":"later"}`)
-	waitFor(t, p, "ts", func() bool {
-		for _, pc := range p.PromptCommands(pol) {
-			if pc.Name() == "ts:later" {
-				return true
-			}
-		}
-		return false
-	})
+	found := false
+	for _, pc := range p.PromptCommands(pol) {
+		found = found || pc.Name() == "ts:later"
+	}
+	if !found {
+		t.Fatalf("new prompt not listed: %+v", p.PromptCommands(pol))
+	}
 	run(t, c, "ts__add_resource", `{"uri":"test://new","text":"brand new"}`)
-	waitFor(t, p, "ts", func() bool {
-		l, _ := p.Offers("ts")
-		return strings.Contains(FormatResources("ts", l), "test://new")
-	})
+	if l, _ := p.Offers("ts"); !strings.Contains(FormatResources("ts", l), "test://new") {
+		t.Fatalf("new resource not listed:\n%s", FormatResources("ts", l))
+	}
 	data, err := os.ReadFile(p.servers["ts"].listsFile())
 	if err != nil || !strings.Contains(string(data), "test://new") {
 		t.Fatalf("lists cache: %s %v", data, err)

@@ -375,6 +375,7 @@ func call(ctx context.Context, srv *server, name string, args json.RawMessage) t
 		}
 		return errResult("%s. It will be restarted at the next call; the call may or may not have taken effect.", msg)
 	}
+	srv.settle(ctx) // settle.go: lists the call changed are listed again first
 	return convert(r.res)
 }
 

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -38,6 +39,27 @@ func addLists(s *mcp.Server) {
 	if !*listsFlag {
 		return
 	}
+	// The list-changing tools answer once their list_changed is sent (the SDK sends it
+	// a little later, debounced), as a server that changes a list within a call does.
+	sent := map[string]chan struct{}{}
+	for _, m := range []string{"notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed"} {
+		sent[m] = make(chan struct{}, 64)
+	}
+	s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if ch, ok := sent[method]; ok {
+				ch <- struct{}{}
+			}
+			return res, err
+		}
+	})
+	awaitSent := func(method string) {
+		select {
+		case <-sent[method]:
+		case <-time.After(10 * time.Second):
+		}
+	}
 	s.AddResource(&mcp.Resource{URI: "test://notes", Name: "notes", MIMEType: "text/plain", Description: "Some notes"}, textResource("test://notes", "the notes say hello"))
 	s.AddResource(&mcp.Resource{URI: "test://pixel", Name: "pixel", MIMEType: "image/png"}, func(_ context.Context, _ *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://pixel", MIMEType: "image/png", Blob: pixel}}}, nil
@@ -64,6 +86,7 @@ func addLists(s *mcp.Server) {
 		mcp.AddTool(s, &mcp.Tool{Name: name, Description: "Added at run time"}, func(_ context.Context, _ *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + " here"}}}, nil, nil
 		})
+		awaitSent("notifications/tools/list_changed")
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added tool " + name}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "add_prompt", Description: "Add a prompt"}, func(_ context.Context, _ *mcp.CallToolRequest, in nameIn) (*mcp.CallToolResult, any, error) {
@@ -71,10 +94,12 @@ func addLists(s *mcp.Server) {
 		s.AddPrompt(&mcp.Prompt{Name: name}, func(_ context.Context, _ *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "prompt " + name}}}}, nil
 		})
+		awaitSent("notifications/prompts/list_changed")
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added prompt " + name}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "add_resource", Description: "Add a text resource"}, func(_ context.Context, _ *mcp.CallToolRequest, in resourceIn) (*mcp.CallToolResult, any, error) {
 		s.AddResource(&mcp.Resource{URI: in.URI, Name: in.URI}, textResource(in.URI, in.Text))
+		awaitSent("notifications/resources/list_changed")
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added resource " + in.URI}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "List the client's roots"}, func(ctx context.Context, r *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
