@@ -124,4 +124,3 @@ func (c *watchConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	return m, err
 }
-
