@@ -85,6 +85,7 @@ func mcpList(ctx context.Context, opts *MCPOptions) error {
 		// Listing is the user's explicit request to start the servers; the tool lists
 		// it records let later runs start a server only when one of its tools is called.
 		cfg.MCP.CacheDir = filepath.Join(cfg.Home, "mcp")
+		cfg.MCP.Root = cfg.Cwd // as runs do: a server's tools may depend on the roots capability
 		l, err := mcp.ListServers(ctx, cfg.MCP, slog.New(slog.DiscardHandler))
 		if err != nil {
 			return err
