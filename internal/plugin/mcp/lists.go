@@ -12,6 +12,10 @@ import (
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lovia-dev/lovia/internal/plugin"
+	"github.com/lovia-dev/lovia/internal/tool"
+	"github.com/lovia-dev/lovia/internal/transcript"
 )
 
 // What a server offers beyond tools (resources, resource templates, prompts) is
@@ -36,6 +40,8 @@ type listState struct {
 	mu      sync.Mutex
 	loaded  bool // lists is set (from a connection or the disk cache)
 	tried   bool // the disk cache was read
+	// toolsVersion counts tool lists received by tools/list_changed.
+	toolsVersion int
 	lists   Lists
 	changed chan struct{} // closed and replaced at every change (tests wait on it)
 
@@ -129,6 +135,9 @@ func (s *server) relist(session *sdk.ClientSession, tools, prompts, resources bo
 		}
 		c.setTools(list)
 		s.saveCache(list)
+		s.lists.mu.Lock()
+		s.lists.toolsVersion++
+		s.lists.mu.Unlock()
 		s.logger.Debug("mcp tool list changed", "tools", len(list))
 	} else {
 		s.fetchLists(ctx, session, prompts, resources)
@@ -277,4 +286,34 @@ func (s *server) listsCached() bool {
 		s.lists.lists, s.lists.loaded = s.loadLists()
 	}
 	return s.lists.loaded
+}
+
+func (s *server) toolsVersion() int {
+	s.lists.mu.Lock()
+	defer s.lists.mu.Unlock()
+	return s.lists.toolsVersion
+}
+
+// toolsChanged tells the model, for the rest of a run, which servers changed their
+// tools during it: a run's tools are fixed at its start, so the new list is offered
+// from the next run (the next message in chat).
+func (p *Plugin) toolsChanged(servers []string) plugin.ViewInjector {
+	at := map[string]int{}
+	for _, name := range servers {
+		at[name] = p.servers[name].toolsVersion()
+	}
+	return func(context.Context, *tool.RunContext) ([]transcript.Entry, error) {
+		var changed []string
+		for _, name := range servers {
+			if p.servers[name].toolsVersion() > at[name] {
+				changed = append(changed, name)
+			}
+		}
+		if len(changed) == 0 {
+			return nil, nil
+		}
+		e := transcript.UserInput("<system-reminder>\nThe MCP server(s) " + strings.Join(changed, ", ") + " changed their tool list during this run. The tools offered now stay as they are until the run ends; new tools are offered from the next run (the user's next message).\n</system-reminder>")
+		e.Synthetic = true
+		return []transcript.Entry{e}, nil
+	}
 }

@@ -11,6 +11,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lovia-dev/lovia/internal/errs"
+	"github.com/lovia-dev/lovia/internal/plugin/plugintest"
+	"github.com/lovia-dev/lovia/internal/provider/script"
 	"github.com/lovia-dev/lovia/internal/tool"
 	"github.com/lovia-dev/lovia/internal/workspace"
 )
@@ -258,5 +260,23 @@ func TestListChangedRefreshesToolsPromptsResources(t *testing.T) {
 	data, err := os.ReadFile(p.servers["ts"].listsFile())
 	if err != nil || !strings.Contains(string(data), "test://new") {
 		t.Fatalf("lists cache: %s %v", data, err)
+	}
+}
+
+func TestToolsChangedDuringARunAreAnnounced(t *testing.T) {
+	p := newPlugin(t, Config{Servers: map[string]ServerConfig{"ts": stdioCfg("-lists")}})
+	r := plugintest.Start(t, "add a tool", []script.Turn{
+		plugintest.Calls(plugintest.Call("ts__add_tool", map[string]any{"name": "fresh"})),
+		plugintest.Say("done"),
+	}, plugintest.Options{}, p.For(policy(t, "coding", workspace.MCPRule{Server: "ts", Decision: "allow"})))
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if first := r.Request(t, 0); plugintest.HasTool(first, "ts__fresh") {
+		t.Fatal("the tool exists before it was added")
+	}
+	last := r.Request(t, 1)
+	if tail := last.Entries[len(last.Entries)-1]; !strings.Contains(tail.Text, "The MCP server(s) ts changed their tool list during this run") {
+		t.Fatalf("no notice after the change: %+v", tail)
 	}
 }

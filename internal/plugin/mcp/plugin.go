@@ -218,6 +218,7 @@ func (p *Plugin) setup(ctx context.Context, pol *workspace.MCPPolicy) (*plugin.C
 		e.Synthetic = true
 		return []transcript.Entry{e}, nil
 	}}
+	c.ViewInjectors = append(c.ViewInjectors, p.toolsChanged(offered)) // lists.go
 	return c, nil
 }
 
