@@ -40,6 +40,7 @@ type listState struct {
 	mu      sync.Mutex
 	loaded  bool // lists is set (from a connection or the disk cache)
 	tried   bool // the disk cache was read
+	saveMu  sync.Mutex // serializes writing the lists to disk
 	// toolsVersion counts tool lists received by tools/list_changed.
 	toolsVersion int
 	lists   Lists
@@ -167,37 +168,52 @@ func (s *server) fetchLists(ctx context.Context, session *sdk.ClientSession, pro
 	if ir := session.InitializeResult(); ir != nil && ir.Capabilities != nil {
 		caps = ir.Capabilities
 	}
-	s.lists.mu.Lock()
-	next := s.lists.lists
-	s.lists.mu.Unlock()
-	next.HasPrompts, next.HasResources = caps.Prompts != nil, caps.Resources != nil
-	if !next.HasPrompts {
-		next.Prompts = nil
-	} else if prompts {
-		if l, err := collect(session.Prompts(ctx, nil)); err == nil {
-			next.Prompts = l
-		} else {
-			s.logger.Debug("mcp prompts not listed", "err", err)
+	hasPrompts, hasResources := caps.Prompts != nil, caps.Resources != nil
+	// Listed without the lock; only what was listed is replaced, so two refreshes of
+	// different lists at once keep both.
+	var pl []*sdk.Prompt
+	var rl []*sdk.Resource
+	var tl []*sdk.ResourceTemplate
+	var perr, rerr, terr error
+	if hasPrompts && prompts {
+		if pl, perr = collect(session.Prompts(ctx, nil)); perr != nil {
+			s.logger.Debug("mcp prompts not listed", "err", perr)
 		}
 	}
-	if !next.HasResources {
-		next.Resources, next.Templates = nil, nil
-	} else if resources {
-		if l, err := collect(session.Resources(ctx, nil)); err == nil {
-			next.Resources = l
-		} else {
-			s.logger.Debug("mcp resources not listed", "err", err)
+	if hasResources && resources {
+		if rl, rerr = collect(session.Resources(ctx, nil)); rerr != nil {
+			s.logger.Debug("mcp resources not listed", "err", rerr)
 		}
-		if l, err := collect(session.ResourceTemplates(ctx, nil)); err == nil {
-			next.Templates = l
-		} else {
-			s.logger.Debug("mcp resource templates not listed", "err", err)
+		if tl, terr = collect(session.ResourceTemplates(ctx, nil)); terr != nil {
+			s.logger.Debug("mcp resource templates not listed", "err", terr)
 		}
 	}
 	s.lists.mu.Lock()
-	s.lists.lists, s.lists.loaded = next, true
+	l := &s.lists.lists
+	l.HasPrompts, l.HasResources = hasPrompts, hasResources
+	switch {
+	case !hasPrompts:
+		l.Prompts = nil
+	case prompts && perr == nil:
+		l.Prompts = pl
+	}
+	switch {
+	case !hasResources:
+		l.Resources, l.Templates = nil, nil
+	case resources:
+		if rerr == nil {
+			l.Resources = rl
+		}
+		if terr == nil {
+			l.Templates = tl
+		}
+	}
+	s.lists.loaded = true
 	s.lists.mu.Unlock()
-	s.saveLists(next)
+	// The latest lists are written last: the snapshot is taken under saveMu.
+	s.lists.saveMu.Lock()
+	defer s.lists.saveMu.Unlock()
+	s.saveLists(s.offers())
 }
 
 // maxListed bounds one list of a server (a server is not trusted to be reasonable).

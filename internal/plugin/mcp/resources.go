@@ -15,7 +15,6 @@ import (
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/event"
 	"github.com/lovia-dev/lovia/internal/tool"
-	"github.com/lovia-dev/lovia/internal/transcript"
 	"github.com/lovia-dev/lovia/internal/workspace"
 )
 
@@ -149,7 +148,7 @@ func ResourceText(res *sdk.ReadResourceResult, max int) (string, bool) {
 			if mime == "" {
 				mime = "binary"
 			}
-			parts = append(parts, fmt.Sprintf("[%s content of %s, %d bytes, not included as text]", mime, c.URI, len(c.Blob)))
+			parts = append(parts, fmt.Sprintf("[%s content of %s, %d bytes, not included as text; mcp_read_resource reads it (images are attached)]", mime, c.URI, len(c.Blob)))
 		}
 	}
 	s := strings.Join(parts, "\n")
@@ -341,14 +340,6 @@ func oneLine(s string) string {
 		s = s[:strings.LastIndex(s, "\n")] + "…"
 	}
 	return s
-}
-
-// ResourceAttachment is a binary resource content for an attachment.
-func ResourceAttachment(c *sdk.ResourceContents) (transcript.Attachment, bool) {
-	if c == nil || len(c.Blob) == 0 || !strings.HasPrefix(c.MIMEType, "image/") || len(c.Blob) > MaxImageBytes {
-		return transcript.Attachment{}, false
-	}
-	return transcript.Attachment{MIME: c.MIMEType, Data: c.Blob, URI: c.URI}, true
 }
 
 // ServerOffers is what one server lists beyond tools, for `lovia mcp resources` and
