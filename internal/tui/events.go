@@ -74,6 +74,9 @@ func (m *Model) start(req StartRequest) tea.Cmd {
 		notes = append(notes, mcpNotes...)
 		r, err := b.Start(ctx, req)
 		msg := runStartedMsg{run: r, err: err, resume: resume}
+		if err != nil && !resume && isCommand(typed) {
+			return keepTyped(typed, msg) // mcp.go: a failed /server:prompt is not lost
+		}
 		if len(notes) == 0 {
 			return msg
 		}

@@ -82,6 +82,27 @@ func expandMCP(ctx context.Context, b Backend, typed string, req *StartRequest) 
 	return notes, nil
 }
 
+// isCommand reports text is a slash command (/server:prompt, a custom command).
+func isCommand(text string) bool {
+	f := strings.Fields(text)
+	return len(f) > 0 && strings.HasPrefix(f[0], "/") && strings.Count(f[0], "/") == 1
+}
+
+// keepTyped shows a command's failure (a missing prompt argument, an unknown
+// prompt) and puts the command back in the input to be fixed.
+func keepTyped(typed string, msg runStartedMsg) tea.Msg {
+	return applyMsg(func(m *Model) tea.Cmd {
+		cmd := m.onRunStarted(msg)
+		if m.input.Value() == "" {
+			m.input.SetValue(typed)
+		} else {
+			m.input.SetValue(typed + "\n\n" + m.input.Value())
+		}
+		m.notice = "the command failed; it is back in the prompt"
+		return cmd
+	})
+}
+
 // completeMCPResource completes @server:… from the servers' resources.
 func completeMCPResource(word string, uris []string, limit int) *completion {
 	c := &completion{kind: '@', word: word}

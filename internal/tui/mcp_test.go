@@ -93,3 +93,23 @@ func TestMCPPromptCommandRuns(t *testing.T) {
 		t.Fatalf("requests = %+v", h.b.reqs)
 	}
 }
+
+// failingBackend refuses every run, as a /server:prompt with a missing argument is.
+type failingBackend struct{ *mcpBackend }
+
+func (b *failingBackend) Start(context.Context, StartRequest) (Handle, error) {
+	return nil, errors.New("/ev:greet: missing required argument(s): who")
+}
+
+func TestMCPPromptFailureKeepsTheCommand(t *testing.T) {
+	h, b := mcpHarness(t)
+	h.m.backend = &failingBackend{b}
+	h.typeText("/ev:greet mood=calm")
+	h.enter()
+	if got := h.m.input.Value(); got != "/ev:greet mood=calm" {
+		t.Fatalf("input = %q", got)
+	}
+	if !strings.Contains(h.scrollback(), "missing required argument(s): who") {
+		t.Fatalf("no error shown:\n%s", h.scrollback())
+	}
+}
