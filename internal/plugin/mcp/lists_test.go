@@ -280,3 +280,33 @@ func TestToolsChangedDuringARunAreAnnounced(t *testing.T) {
 		t.Fatalf("no notice after the change: %+v", tail)
 	}
 }
+
+func TestListChangedOverHTTP(t *testing.T) {
+	url, _ := startHTTP(t, "-lists")
+	p := newPlugin(t, Config{Servers: map[string]ServerConfig{"ts": {URL: url}}})
+	pol := policy(t, "coding", workspace.MCPRule{Server: "ts", Decision: "allow"})
+	c, err := p.For(pol).Setup(ctxT(t), &tool.RunContext{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := run(t, c, "mcp_read_resource", `{"server":"ts","uri":"test://items/9"}`); !strings.Contains(res.Text, "item number 9") {
+		t.Fatalf("read over HTTP = %+v", res)
+	}
+	run(t, c, "ts__add_tool", `{"name":"viahttp"}`)
+	waitFor(t, p, "ts", func() bool {
+		cur, _, _ := p.servers["ts"].snapshot()
+		for _, tl := range cur.toolList() {
+			if tl.Name == "viahttp" {
+				return true
+			}
+		}
+		return false
+	})
+	c2, err := p.For(pol).Setup(ctxT(t), &tool.RunContext{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := run(t, c2, "ts__viahttp", `{}`); res.Text != "viahttp here" {
+		t.Fatalf("new tool over HTTP = %+v", res)
+	}
+}

@@ -207,9 +207,8 @@ func (s *server) start(ctx context.Context) (*conn, error) {
 		cmd.Stderr = &s.stderr
 		setProcessGroup(cmd)
 		c.proc = &procTransport{inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}
-		transport = c.proc
+		transport = s.watch(c.proc) // settle.go: count list_changed as read
 	}
-	transport = s.watch(transport) // settle.go: count list_changed as read
 	started := time.Now()
 	// A server that hangs while starting is killed at the deadline, so Connect returns
 	// promptly instead of waiting for a graceful shutdown that will not come.

@@ -15,6 +15,11 @@ import (
 // notifications as they are read, and a call returns only once the lists they
 // announce are listed again (or settleTimeout passed). The next run, in this or a
 // later process (the lists are cached on disk), sees the new lists.
+//
+// Only stdio connections are watched: the SDK's streamable HTTP connection learns
+// the session's state through an unexported method a wrapper would hide. Over HTTP
+// the lists are listed again as soon as the notification is handled, without the
+// call waiting for it.
 
 // settleTimeout bounds how long a call waits for lists its server said changed.
 const settleTimeout = 5 * time.Second
