@@ -71,10 +71,10 @@ func (a *App) MCPPromptCommands() []mcp.PromptCommand {
 // mcpSlash runs /server:prompt ARGS: the prompt's messages become the run's prompt.
 // nil when name is not of that form for a configured server.
 func (a *App) mcpSlash(ctx context.Context, name, args string) (*Invocation, error) {
-	p, pol, err := a.mcpUser()
-	if p == nil || !p.IsServerCommand(name) {
-		return nil, err
+	if m := a.extra.mcp; m == nil || !m.IsServerCommand(name) {
+		return nil, nil
 	}
+	p, pol, err := a.mcpUser()
 	if err != nil {
 		return nil, err
 	}
