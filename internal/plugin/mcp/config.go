@@ -39,6 +39,9 @@ type ServerConfig struct {
 	// CallTimeout bounds one tool call (0 = 10m).
 	CallTimeout time.Duration `yaml:"call_timeout,omitempty" json:"call_timeout,omitempty"`
 	Disabled    bool          `yaml:"disabled,omitempty" json:"disabled,omitempty"`
+	// Roots false offers the server no roots (by default it gets the workspace root;
+	// a filesystem server then serves that instead of the directories in its args).
+	Roots *bool `yaml:"roots,omitempty" json:"roots,omitempty"`
 }
 
 // Config is the mcp section of the configuration.

@@ -73,7 +73,7 @@ func (l *listState) notify() {
 
 // listOptions advertises roots and handles the list_changed notifications.
 func (s *server) listOptions(o *sdk.ClientOptions) {
-	if s.lists.root != "" {
+	if s.offersRoot() {
 		o.Capabilities.RootsV2 = &sdk.RootCapabilities{ListChanged: true}
 	}
 	// One counter per connection (start is serialized, and watch uses this one).
@@ -103,7 +103,7 @@ func (s *server) listOptions(o *sdk.ClientOptions) {
 // fixed for the process, so roots/list_changed is never needed after connecting; the
 // SDK sends it should a root be added to a connected client.
 func (s *server) addRoots(c *sdk.Client) {
-	if s.lists.root == "" {
+	if !s.offersRoot() {
 		return
 	}
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(s.lists.root)}
@@ -111,6 +111,11 @@ func (s *server) addRoots(c *sdk.Client) {
 		u.Path = "/" + u.Path // Windows: file:///C:/repo
 	}
 	c.AddRoots(&sdk.Root{URI: u.String(), Name: filepath.Base(s.lists.root)})
+}
+
+// offersRoot reports the server gets the workspace root (roots: false opts out).
+func (s *server) offersRoot() bool {
+	return s.lists.root != "" && (s.cfg.Roots == nil || *s.cfg.Roots)
 }
 
 // relist refreshes a list after the server said it changed. It waits for a start in

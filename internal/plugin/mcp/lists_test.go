@@ -214,6 +214,18 @@ func TestRootsAnsweredWithWorkspaceRoot(t *testing.T) {
 	if res := run(t, c, "ts__roots", `{}`); res.IsError || !strings.Contains(res.Text, "file://"+root+" ") {
 		t.Fatalf("roots = %+v (root %s)", res, root)
 	}
+	// roots: false offers none.
+	no := false
+	cfg := stdioCfg("-lists")
+	cfg.Roots = &no
+	p2 := newPlugin(t, Config{Root: root, Servers: map[string]ServerConfig{"ts": cfg}})
+	c2, err := p2.For(policy(t, "coding", workspace.MCPRule{Server: "ts", Decision: "allow"})).Setup(ctxT(t), &tool.RunContext{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := run(t, c2, "ts__roots", `{}`); strings.Contains(res.Text, "file://") {
+		t.Fatalf("roots: false still offered the root: %+v", res)
+	}
 }
 
 func TestListChangedRefreshesToolsPromptsResources(t *testing.T) {
