@@ -37,14 +37,14 @@ type listState struct {
 	// root is the workspace root, offered to the server as its one root ("" = none).
 	root string
 
-	mu      sync.Mutex
-	loaded  bool // lists is set (from a connection or the disk cache)
-	tried   bool // the disk cache was read
-	saveMu  sync.Mutex // serializes writing the lists to disk
+	mu     sync.Mutex
+	loaded bool       // lists is set (from a connection or the disk cache)
+	tried  bool       // the disk cache was read
+	saveMu sync.Mutex // serializes writing the lists to disk
 	// toolsVersion counts tool lists received by tools/list_changed.
 	toolsVersion int
-	lists   Lists
-	changed chan struct{} // closed and replaced at every change (tests wait on it)
+	lists        Lists
+	changed      chan struct{} // closed and replaced at every change (tests wait on it)
 
 	// relisting counts the current connection's list_changed being handled (settle.go);
 	// each connection has its own, so a notification lost with a dead connection does
