@@ -65,6 +65,7 @@ Without a subcommand, lovia mcp is lovia mcp list.`,
 	c.AddCommand(list)
 	addMCPEditCommands(c, f)
 	addMCPLoginCommands(c, f)
+	addMCPResourceCommands(c, f) // mcp_resources.go
 	return c
 }
 
@@ -87,6 +88,7 @@ func mcpList(ctx context.Context, opts *MCPOptions) error {
 		// it records let later runs start a server only when one of its tools is called.
 		cfg.MCP.CacheDir = filepath.Join(cfg.Home, "mcp")
 		cfg.MCP.AuthDir = mcp.AuthDir(cfg.Home)
+		cfg.MCP.Root = cfg.Cwd // as runs do: a server's tools may depend on the roots capability
 		l, err := mcp.ListServers(ctx, cfg.MCP, slog.New(slog.DiscardHandler))
 		if err != nil {
 			return err

@@ -154,11 +154,16 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if prompt, err = slashPrompt(ctx, f, a, prompt, &ro); err != nil {
 		return err
 	}
-	input, err := runInput(f, a, prompt, opts.Images) // run_images.go
+	// Images are found in what was typed, before @server:uri mentions add a
+	// resource's text (whose words must not attach files).
+	atts, err := runImages(f, a, prompt, opts.Images) // run_images.go
 	if err != nil {
 		return err
 	}
-	h, pr, err := a.Start(ctx, input, ro)
+	if prompt, err = mcpMentions(ctx, f, a, opts.Args, prompt); err != nil { // mcp_mentions.go
+		return err
+	}
+	h, pr, err := a.Start(ctx, runInput(prompt, atts), ro)
 	if err != nil {
 		return err
 	}

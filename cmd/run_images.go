@@ -9,9 +9,9 @@ import (
 	"github.com/lovia-dev/lovia/internal/transcript"
 )
 
-// runInput is the run's first input: the prompt, with the images of --image and of
-// the prompt's @image mentions attached.
-func runInput(f *Factory, a *app.App, prompt string, images []string) ([]transcript.Entry, error) {
+// runImages reads the images of --image and of the prompt's @image mentions,
+// printing a note for each mention that could not be read.
+func runImages(f *Factory, a *app.App, prompt string, images []string) ([]transcript.Attachment, error) {
 	atts, notes, err := a.PromptImages(prompt, images)
 	if err != nil {
 		return nil, err
@@ -19,8 +19,13 @@ func runInput(f *Factory, a *app.App, prompt string, images []string) ([]transcr
 	for _, n := range notes {
 		fmt.Fprintln(f.IO.ErrOut, "lovia: "+termtext.String(n))
 	}
+	return atts, nil
+}
+
+// runInput is the run's first message: the prompt and its images.
+func runInput(prompt string, atts []transcript.Attachment) []transcript.Entry {
 	if len(atts) == 0 {
-		return runtime.Text(prompt), nil
+		return runtime.Text(prompt)
 	}
-	return app.ImageInput(prompt, atts), nil
+	return app.ImageInput(prompt, atts)
 }

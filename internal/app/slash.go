@@ -86,7 +86,7 @@ func (a *App) Slash(ctx context.Context, text string) (*Invocation, error) {
 		inv.AllowedTools = hooks.LoviaTools(c.AllowedTools)
 		return inv, nil
 	}
-	return nil, nil
+	return a.mcpSlash(ctx, name, args) // mcp_offers.go: /server:prompt
 }
 
 // commandModel maps a command's model: to lovia's PROVIDER:MODEL.

@@ -41,6 +41,7 @@ func (x *extras) init(_ context.Context, a *App) error {
 		cfg.AuthDir = mcp.AuthDir(a.Config.Home)
 		cfg.Scrub = a.scrub.Scrub
 		cfg.Resolve = a.Resolve // sampling requests: the run's model answers
+		cfg.Root = a.Config.Cwd // offered to the servers as their root
 		p, err := mcp.New(cfg, a.Log)
 		if err != nil {
 			return err

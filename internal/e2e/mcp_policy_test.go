@@ -101,7 +101,8 @@ func TestMCPWriteOutsideRootFollowsThePolicy(t *testing.T) {
 	}}
 	if p, err := exec.LookPath("mcp-server-filesystem"); err == nil {
 		servers = append(servers, server{name: "fs", tool: "fs__write_file", config: func(outside string) string {
-			return "mcp:\n  servers:\n    fs:\n      command: " + p + "\n      args: [" + outside + "]\n      startup_timeout: 60s\n"
+			// roots: false, or the server would serve lovia's root instead of outside.
+			return "mcp:\n  servers:\n    fs:\n      command: " + p + "\n      args: [" + outside + "]\n      startup_timeout: 60s\n      roots: false\n"
 		}})
 	} else {
 		t.Log("mcp-server-filesystem not installed (npm install -g @modelcontextprotocol/server-filesystem); only the in-repo server is used")

@@ -34,7 +34,9 @@ func loadCustom(b Backend) []slashCommand {
 }
 
 // customCommands lists the backend's commands, as loaded at start.
-func (m *Model) customCommands() []slashCommand { return m.custom }
+func (m *Model) customCommands() []slashCommand {
+	return append(m.custom[:len(m.custom):len(m.custom)], mcpCommands(m.backend)...) // mcp.go
+}
 
 // customCommand runs text when its first word names a custom command: it is sent
 // as a prompt (queued while a run is going, like any message).
@@ -52,5 +54,5 @@ func (m *Model) customCommand(text string) (tea.Cmd, bool) {
 		m.emit('u', renderUser(m.theme, text, m.width, ""))
 		return m.start(StartRequest{SessionID: m.sessionID, Prompt: text, Model: m.model}), true
 	}
-	return nil, false
+	return m.mcpCommand(text) // mcp.go: /server:prompt
 }

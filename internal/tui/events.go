@@ -68,13 +68,22 @@ func (m *Model) start(req StartRequest) tea.Cmd {
 	b, ctx := m.backend, m.ctx
 	resume := req.ResumeRunID != ""
 	return func() tea.Msg {
+		typed := req.Prompt
 		imgs, notes, ab := attachImageMentions(ctx, b, req.Prompt) // images.go
 		req.Images = append(req.Images, imgs...)
 		var more []string
 		req.Prompt, more = attachMentions(ctx, ab, req.Prompt) // attach.go
 		notes = append(notes, more...)
+		mcpNotes, failed := expandMCP(ctx, b, typed, &req) // mcp.go: @server:uri
+		if failed != nil {
+			return failed
+		}
+		notes = append(notes, mcpNotes...)
 		r, err := b.Start(ctx, req)
 		msg := runStartedMsg{run: r, err: err, resume: resume}
+		if err != nil && !resume && isCommand(typed) {
+			return keepTyped(typed, msg) // mcp.go: a failed /server:prompt is not lost
+		}
 		if len(notes) == 0 {
 			return msg
 		}

@@ -176,6 +176,8 @@ func (m *Model) updateCompletion() {
 	switch {
 	case strings.HasPrefix(w, "/") && m.input.Line() == 0 && strings.HasPrefix(m.input.Value(), w) && !strings.Contains(m.input.Value(), " "):
 		m.comp = completeSlash(w, m.customCommands()...)
+	case strings.HasPrefix(w, "@") && m.mcpResourceCompletion(w) != nil: // mcp.go
+		m.comp = m.mcpResourceCompletion(w)
 	case strings.HasPrefix(w, "@") && m.files != nil:
 		m.comp = completeFile(w, m.files, 8)
 	case strings.HasPrefix(m.input.Value(), "/model ") && m.input.Line() == 0 && m.backend != nil:

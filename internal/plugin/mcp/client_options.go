@@ -12,5 +12,6 @@ func (s *server) clientOptions() *sdk.ClientOptions {
 	}
 	s.askOptions(o)
 	s.notifyOptions(o)
+	s.listOptions(o) // lists.go: roots, list_changed
 	return o
 }

@@ -55,6 +55,9 @@ type ServerConfig struct {
 	ClientSecret string   `yaml:"client_secret,omitempty" json:"client_secret,omitempty"`
 	Scopes       []string `yaml:"scopes,omitempty" json:"scopes,omitempty"`
 	OAuth        *bool    `yaml:"oauth,omitempty" json:"oauth,omitempty"`
+	// Roots false offers the server no roots (by default it gets the workspace root;
+	// a filesystem server then serves that instead of the directories in its args).
+	Roots *bool `yaml:"roots,omitempty" json:"roots,omitempty"`
 }
 
 // Config is the mcp section of the configuration.
@@ -77,6 +80,9 @@ type Config struct {
 	// Resolve returns the provider of a run's model, to answer sampling requests
 	// (nil = sampling requests are refused). Set by the application.
 	Resolve func(ctx context.Context, spec string) (provider.Provider, error) `yaml:"-" json:"-"`
+	// Root is the workspace root, offered to every server as its one root (roots/list);
+	// "" offers none. Set by the application.
+	Root string `yaml:"-" json:"-"`
 }
 
 var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)

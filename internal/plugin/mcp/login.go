@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"html"
 	"io"
 	"net"
@@ -227,7 +228,7 @@ func (c *callback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	res := callbackResult{res: &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}}
 	if e := q.Get("error"); e != "" {
-		res = callbackResult{err: fmt.Errorf("the authorization server refused: %s %s", oneLine(e, 80), oneLine(q.Get("error_description"), 200))}
+		res = callbackResult{err: fmt.Errorf("the authorization server refused: %s %s", textutil.Clip(e, 80), textutil.Clip(q.Get("error_description"), 200))}
 	} else if res.res.Code == "" {
 		res = callbackResult{err: errors.New("the authorization server sent no code")}
 	}

@@ -66,6 +66,7 @@ func New(cfg Config, logger *slog.Logger) (*Plugin, error) {
 		p.servers[name].resolve, p.servers[name].samplingMax, p.servers[name].scrub = cfg.Resolve, cfg.SamplingMaxTokens, scrub
 		p.servers[name].notify.scrub = scrub
 		p.servers[name].auth = newOAuthClient(name, sc, cfg.AuthDir)
+		p.servers[name].lists.root = cfg.Root
 	}
 	return p, nil
 }
@@ -149,10 +150,10 @@ func (p *Plugin) setup(ctx context.Context, v *view) (*plugin.Contribution, erro
 		}
 		srv := p.servers[name]
 		if cur, _, _ := srv.snapshot(); cur != nil && cur.alive() {
-			toolsOf[name] = cur.tools
+			toolsOf[name] = cur.toolList()
 			continue
 		}
-		if cached := srv.cachedTools(); cached != nil {
+		if cached := srv.cachedTools(); cached != nil && srv.listsCached() {
 			toolsOf[name] = cached
 			continue
 		}
@@ -162,6 +163,7 @@ func (p *Plugin) setup(ctx context.Context, v *view) (*plugin.Contribution, erro
 	c := &plugin.Contribution{}
 	deathsAtSetup := map[string]int{}
 	used := map[string]bool{}
+	var offered []string // servers whose tools are offered
 	for _, name := range p.names {
 		srv := p.servers[name]
 		if deniedSet[name] {
@@ -177,14 +179,16 @@ func (p *Plugin) setup(ctx context.Context, v *view) (*plugin.Contribution, erro
 			if cur == nil {
 				continue
 			}
-			tools = cur.tools
+			tools = cur.toolList()
 		}
 		_, _, deaths := srv.snapshot()
 		deathsAtSetup[name] = deaths
+		offered = append(offered, name)
 		for _, t := range tools {
 			c.Tools = append(c.Tools, newTool(srv, t, used, v))
 		}
 	}
+	c.Tools = append(c.Tools, p.resourceTools(pol, offered)...) // resources.go
 	if len(failed) > 0 || len(denied) > 0 {
 		var b strings.Builder
 		b.WriteString("## Unavailable MCP servers")
@@ -220,6 +224,7 @@ func (p *Plugin) setup(ctx context.Context, v *view) (*plugin.Contribution, erro
 		e.Synthetic = true
 		return []transcript.Entry{e}, nil
 	}}
+	c.ViewInjectors = append(c.ViewInjectors, p.toolsChanged(offered)) // lists.go
 	return c, nil
 }
 
@@ -391,6 +396,7 @@ func call(ctx context.Context, srv *server, name string, args json.RawMessage) t
 		}
 		return errResult("%s. It will be restarted at the next call; the call may or may not have taken effect.", msg)
 	}
+	srv.settle(ctx) // settle.go: lists the call changed are listed again first
 	return convert(r.res)
 }
 
@@ -532,11 +538,11 @@ func ListServers(ctx context.Context, cfg Config, logger *slog.Logger) ([]Server
 			cur, _, _ := p.servers[name].snapshot()
 			used := map[string]bool{}
 			if cur != nil {
-				for _, sk := range cur.skipped {
+				for _, sk := range cur.skippedList() {
 					sk.Name = toolName(name, sk.Original, map[string]bool{})
 					st.Skipped = append(st.Skipped, sk)
 				}
-				for _, t := range cur.tools {
+				for _, t := range cur.toolList() {
 					st.Tools = append(st.Tools, ToolInfo{Name: toolName(name, t.Name, used), Original: t.Name, Description: t.Description})
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"io"
 	"net"
 	"net/http"
@@ -188,7 +189,7 @@ func (a *oauthClient) token(ctx context.Context, force string) (*oauth2.Token, e
 			if reason == "" {
 				reason = re.Response.Status
 			}
-			return nil, a.fail("login expired and could not be renewed (%s)", oneLine(reason, 120))
+			return nil, a.fail("login expired and could not be renewed (%s)", textutil.Clip(reason, 120))
 		}
 		return nil, fmt.Errorf("MCP server %q: renewing the login: %w", a.name, err)
 	}
@@ -199,14 +200,6 @@ func (a *oauthClient) token(ctx context.Context, force string) (*oauth2.Token, e
 	}
 	a.login = &nl
 	return nt, nil
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		s = s[:n] + "…"
-	}
-	return s
 }
 
 // loginError is why the server's last start could not be authorized (nil = it was).

@@ -52,7 +52,8 @@ func (b *tailBuffer) String() string {
 // conn is one live session with a server.
 type conn struct {
 	session *sdk.ClientSession
-	tools   []*sdk.Tool
+	toolsMu sync.Mutex
+	tools   []*sdk.Tool    // under toolsMu once published (tools/list_changed replaces it)
 	proc    *procTransport // stdio only
 	// end cancels every HTTP request of the connection (HTTP only).
 	end     context.CancelFunc
@@ -103,6 +104,9 @@ type server struct {
 	detected string
 	// auth is the server's OAuth login (nil = none; see remote_oauth.go).
 	auth *oauthClient
+
+	// lists are the server's prompts and resources, and its root (lists.go).
+	lists listState
 }
 
 func newServer(name string, cfg ServerConfig, cacheDir string, logger *slog.Logger) *server {
@@ -203,6 +207,7 @@ func (s *server) start(ctx context.Context) (*conn, error) {
 	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	client := sdk.NewClient(&sdk.Implementation{Name: "lovia", Version: "1"}, s.clientOptions())
+	s.addRoots(client) // lists.go
 	life, end := context.WithCancel(context.Background())
 	c := &conn{done: make(chan struct{}), end: end, tasks: &taskTools{}}
 	var transport sdk.Transport
@@ -222,7 +227,7 @@ func (s *server) start(ctx context.Context) (*conn, error) {
 		cmd.Stderr = &s.stderr
 		setProcessGroup(cmd)
 		c.proc = &procTransport{inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}
-		transport = c.proc
+		transport = s.watch(c.proc) // settle.go: count list_changed as read
 	}
 	transport = c.tasks.wrap(transport)
 	started := time.Now()
@@ -253,6 +258,7 @@ func (s *server) start(ctx context.Context) (*conn, error) {
 		tools = append(tools, t)
 	}
 	tools, c.skipped = c.tasks.split(tools)
+	s.fetchLists(sctx, session, true, true) // lists.go
 	if !stopKill() {
 		// The deadline hit just after listing finished; the process is being killed.
 		_ = session.Close()

@@ -106,6 +106,7 @@ func newServer() *mcp.Server {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", in.N)}}}, nil, nil
 	})
 	addNotifyTools(s)
+	addLists(s) // lists.go
 	return s
 }
 
