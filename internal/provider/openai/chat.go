@@ -27,6 +27,7 @@ type Chat struct {
 	cfg   Config
 	svc   oa.ChatCompletionService
 	cache provider.PieceCache
+	heads provider.HeadCache
 }
 
 // NewChat returns a Chat Completions provider for model.
@@ -232,7 +233,7 @@ func chatMessage(prefix string, view []transcript.Entry, sp chatSpan) (oa.ChatCo
 // conversation (provider.PieceCache): the client's reflective encoding of the
 // whole history on every turn made long runs slow down turn after turn.
 func (c *Chat) body(req provider.Request) ([]byte, error) {
-	head, err := c.params(req).MarshalJSON()
+	head, err := c.heads.Head(req, func() ([]byte, error) { return c.params(req).MarshalJSON() })
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,7 @@ type Responses struct {
 	cfg   Config
 	svc   responses.ResponseService
 	cache provider.PieceCache
+	heads provider.HeadCache
 }
 
 // NewResponses returns a Responses API provider for model.
@@ -183,7 +184,7 @@ func responseItem(prefix string, e transcript.Entry) (responses.ResponseInputIte
 // responseItems as its input and "stream" set (put first), with each item encoded
 // once per conversation (see Chat.body).
 func (r *Responses) body(req provider.Request) ([]byte, error) {
-	head, err := r.params(req).MarshalJSON()
+	head, err := r.heads.Head(req, func() ([]byte, error) { return r.params(req).MarshalJSON() })
 	if err != nil {
 		return nil, err
 	}
