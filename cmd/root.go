@@ -186,6 +186,7 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code
 
 // Execute runs lovia with the process's arguments and returns the exit code.
 func Execute() int {
+	defer startProfiles()()
 	return Run(context.Background(), NewFactory(), os.Args[1:])
 }
 

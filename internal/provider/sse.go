@@ -20,7 +20,7 @@ type SSEReader struct {
 
 // NewSSEReader returns a reader over body.
 func NewSSEReader(body io.Reader) *SSEReader {
-	return &SSEReader{r: bufio.NewReaderSize(body, 64<<10)}
+	return &SSEReader{r: bufio.NewReaderSize(body, 16<<10)}
 }
 
 // maxEvent bounds one event's data so a hostile or broken server cannot make

@@ -14,11 +14,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -51,14 +54,17 @@ func (e Entry) same(o Entry) bool {
 		(e.Kind == KindDir || e.Mode == o.Mode)
 }
 
-// objects is the content-addressed store: objects/ab/cdef… holding deflated content
-// named by the SHA-256 of the raw content.
+// objects is the content-addressed store: objects/<hash> holding deflated content
+// named by the SHA-256 of the raw content. Stores written before objects were kept
+// in one directory have them under objects/ab/cdef…; those are still read.
 type objects struct {
 	dir string
 
 	mu  sync.Mutex
 	zw  *flate.Writer // reused: a new deflate writer allocates about a megabyte
 	buf bytes.Buffer
+	// made: dir is known to exist (a stat saved per object).
+	made bool
 }
 
 func hashOf(data []byte) string {
@@ -66,7 +72,22 @@ func hashOf(data []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-func (o *objects) path(h string) string { return filepath.Join(o.dir, h[:2], h[2:]) }
+// path is where h is written. One directory, not git's 256 fan-out directories:
+// on ext4 a mkdir costs about as much as writing an object, and a new store made
+// one for most of its first few hundred objects.
+func (o *objects) path(h string) string { return filepath.Join(o.dir, h) }
+
+// legacyPath is where stores of the fan-out layout keep h.
+func (o *objects) legacyPath(h string) string { return filepath.Join(o.dir, h[:2], h[2:]) }
+
+// hashAt is the object id of the file at p under dir ("" for none).
+func (o *objects) hashAt(p string) string {
+	rel, err := filepath.Rel(o.dir, p)
+	if err != nil {
+		return ""
+	}
+	return strings.ReplaceAll(filepath.ToSlash(rel), "/", "")
+}
 
 func validHash(h string) bool {
 	if len(h) != 64 {
@@ -78,7 +99,10 @@ func validHash(h string) bool {
 
 // has reports whether h is stored.
 func (o *objects) has(h string) bool {
-	_, err := os.Lstat(o.path(h))
+	if _, err := os.Lstat(o.path(h)); err == nil {
+		return true
+	}
+	_, err := os.Lstat(o.legacyPath(h))
 	return err == nil
 }
 
@@ -86,15 +110,18 @@ func (o *objects) has(h string) bool {
 // Writes are atomic (temporary file, rename), so concurrent processes may put the
 // same object.
 func (o *objects) put(h string, data []byte) (written int64, err error) {
-	p := o.path(h)
-	if _, err := os.Lstat(p); err == nil {
+	if o.has(h) {
 		return 0, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return 0, fmt.Errorf("store object: %w", err)
-	}
+	p := o.path(h)
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if !o.made {
+		if err := os.MkdirAll(o.dir, 0o700); err != nil {
+			return 0, fmt.Errorf("store object: %w", err)
+		}
+		o.made = true
+	}
 	o.buf.Reset()
 	if o.zw == nil {
 		o.zw, _ = flate.NewWriter(&o.buf, flate.BestSpeed)
@@ -104,7 +131,14 @@ func (o *objects) put(h string, data []byte) (written int64, err error) {
 	o.zw.Write(data)
 	o.zw.Close()
 	tmp := fmt.Sprintf("%s.tmp-%s", p, rand.Text()[:8])
-	if err := os.WriteFile(tmp, o.buf.Bytes(), 0o600); err != nil {
+	err = os.WriteFile(tmp, o.buf.Bytes(), 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The store went since it was made (removed by hand).
+		if err = os.MkdirAll(o.dir, 0o700); err == nil {
+			err = os.WriteFile(tmp, o.buf.Bytes(), 0o600)
+		}
+	}
+	if err != nil {
 		return 0, fmt.Errorf("store object: %w", err)
 	}
 	if err := os.Rename(tmp, p); err != nil {
@@ -120,6 +154,9 @@ func (o *objects) get(h string) ([]byte, error) {
 		return nil, fmt.Errorf("bad object id %q", h)
 	}
 	f, err := os.Open(o.path(h))
+	if errors.Is(err, fs.ErrNotExist) {
+		f, err = os.Open(o.legacyPath(h))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read object %s: %w", h[:12], err)
 	}

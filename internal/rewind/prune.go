@@ -98,7 +98,7 @@ func (s *Store) sweep(runs []*Run) (deleted int, freed, size int64, err error) {
 		if err != nil {
 			return nil
 		}
-		h := filepath.Base(filepath.Dir(p)) + d.Name()
+		h := s.obj.hashAt(p)
 		if live[h] || fi.ModTime().After(cutoff) {
 			size += fi.Size()
 			return nil

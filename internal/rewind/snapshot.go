@@ -59,9 +59,26 @@ type cached struct {
 // statCache maps root-relative paths to the hash of the content they had.
 type statCache map[string]cached
 
-// racyWindow: a file modified this recently may change again within the clock's
-// granularity without its stat changing, so its hash is not cached (git's "racy" rule).
-const racyWindow = 2 * time.Second
+// A file modified within its filesystem's timestamp granularity of now may change
+// again without its stat changing, so its hash is not cached (git's "racy" rule).
+// racyWindow covers filesystems with whole-second or 2-second stamps (HFS+, FAT);
+// a stamp with a sub-second part comes from a filesystem whose granularity is at
+// most a scheduler tick (10 ms; exFAT's is 10 ms too), for which fineRacyWindow
+// leaves a wide margin. Without it, every file a run wrote was read and hashed
+// again by each checkpoint of the next two seconds.
+const (
+	racyWindow     = 2 * time.Second
+	fineRacyWindow = 100 * time.Millisecond
+)
+
+// racy reports whether a file stamped mtime may still change unseen at now.
+func racy(now, mtime time.Time) bool {
+	w := racyWindow
+	if mtime.Nanosecond() != 0 {
+		w = fineRacyWindow
+	}
+	return now.Sub(mtime) <= w
+}
 
 // snapshotter walks one root.
 type snapshotter struct {
@@ -278,7 +295,7 @@ func (ws *walkState) file(rel string, de fs.DirEntry) (Entry, bool) {
 	}
 	e.Hash, e.Size, e.Mode = h, int64(len(data)), uint32(fi2.Mode().Perm())
 	key2 := keyOf(fi2)
-	if ws.s.now().Sub(fi2.ModTime()) > racyWindow && key2.Size == int64(len(data)) {
+	if !racy(ws.s.now(), fi2.ModTime()) && key2.Size == int64(len(data)) {
 		ws.next[rel] = cached{Key: key2, Hash: h}
 	}
 	return e, true

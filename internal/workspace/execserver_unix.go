@@ -269,7 +269,9 @@ func (e *SandboxExecutor) startServer(o sandbox.Options, ns, isolate bool) (*exe
 	if err != nil {
 		return nil, err
 	}
+	e.stateMu.Lock()
 	e.report = rep
+	e.stateMu.Unlock()
 	return srv, nil
 }
 

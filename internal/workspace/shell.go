@@ -88,12 +88,16 @@ type SandboxExecutor struct {
 	// Env is the exec server's own environment (the commands' allow-list).
 	Env []string
 
-	mu        sync.Mutex
+	mu        sync.Mutex     // the servers; held while one starts
 	srv       [2]*execServer // without, with the network
 	retired   []*execServer  // replaced while still running commands (closed by Close)
 	srvFailed [2]bool
-	nsErr     error          // why namespaces are off
-	report    sandbox.Report // what the last started server put in force
+	// stateMu guards nsErr and report apart from mu, so that reading them (Describe,
+	// for the system prompt) does not wait for a server that is starting: the first
+	// model request must not wait for the background probe.
+	stateMu sync.Mutex
+	nsErr   error          // why namespaces are off
+	report  sandbox.Report // what the last started server put in force
 
 	// probed is closed when the background probe (auto mode) has finished; probeErr
 	// is its result. Commands wait for it; the first model request does not.
@@ -140,8 +144,8 @@ func (s *SandboxExecutor) options(req ExecRequest, ns bool) (sandbox.Options, bo
 }
 
 func (s *SandboxExecutor) useNamespaces() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
 	return s.Namespaces && s.nsErr == nil
 }
 
@@ -173,9 +177,9 @@ func (s *SandboxExecutor) Probe() error {
 	if err == nil || !s.useNamespaces() {
 		return err
 	}
-	s.mu.Lock()
+	s.stateMu.Lock()
 	s.nsErr = err
-	s.mu.Unlock()
+	s.stateMu.Unlock()
 	if errors.Is(err, sandbox.ErrNoNamespaces) && !s.Required {
 		// The system refused the layer at a step no repository path takes part in
 		// (a container's masked /proc): as if the kernel had no namespaces, commands
@@ -188,8 +192,8 @@ func (s *SandboxExecutor) Probe() error {
 // Layers reports what confines commands: the last server's report, and why the
 // namespaces are off (nil when they are on or were not wanted).
 func (s *SandboxExecutor) Layers() (sandbox.Report, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
 	return s.report, s.nsErr
 }
 

@@ -112,6 +112,7 @@ type Provider struct {
 	api   sdk.Client
 	cache provider.PieceCache
 	imgs  *images // images.go
+	heads provider.HeadCache
 }
 
 // New returns a Messages API provider for model.
@@ -487,8 +488,12 @@ func (m msgSpan) withMarks(msg, markMsg, markBlock, lastMsg, lastBlock int) msgS
 // after turn. Only the messages the cache breakpoints move through are encoded
 // again.
 func (p *Provider) body(params sdk.MessageNewParams, req provider.Request) ([]byte, error) {
-	params.Messages = []sdk.MessageParam{}
-	head, err := params.MarshalJSON()
+	// params derive from req and the fixed configuration (Stream builds them with
+	// p.params), so the head is kept per request shape.
+	head, err := p.heads.Head(req, func() ([]byte, error) {
+		params.Messages = []sdk.MessageParam{}
+		return params.MarshalJSON()
+	})
 	if err != nil {
 		return nil, err
 	}

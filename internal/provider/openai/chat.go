@@ -24,6 +24,7 @@ type Chat struct {
 	api   oa.Client
 	cache provider.PieceCache
 	imgs  *images // images.go
+	heads provider.HeadCache
 }
 
 // NewChat returns a Chat Completions provider for model.
@@ -238,7 +239,7 @@ func chatMessage(prefix string, view []transcript.Entry, sp chatSpan, im *images
 // conversation (provider.PieceCache): the client's reflective encoding of the
 // whole history on every turn made long runs slow down turn after turn.
 func (c *Chat) body(req provider.Request) ([]byte, error) {
-	head, err := c.params(req).MarshalJSON()
+	head, err := c.heads.Head(req, func() ([]byte, error) { return c.params(req).MarshalJSON() })
 	if err != nil {
 		return nil, err
 	}

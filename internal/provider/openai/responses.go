@@ -27,6 +27,7 @@ type Responses struct {
 	api   oa.Client
 	cache provider.PieceCache
 	imgs  *images // images.go
+	heads provider.HeadCache
 }
 
 // NewResponses returns a Responses API provider for model.
@@ -178,7 +179,7 @@ func responseItem(prefix string, e transcript.Entry, im *images) (responses.Resp
 // responseItems as its input and "stream" set (put first), with each item encoded
 // once per conversation (see Chat.body).
 func (r *Responses) body(req provider.Request) ([]byte, error) {
-	head, err := r.params(req).MarshalJSON()
+	head, err := r.heads.Head(req, func() ([]byte, error) { return r.params(req).MarshalJSON() })
 	if err != nil {
 		return nil, err
 	}

@@ -67,7 +67,7 @@ func hasData(atts []transcript.Attachment) bool {
 }
 
 // putBlobs stores blobs within tx; content already stored is left as it is.
-func putBlobs(ctx context.Context, tx *sql.Tx, blobs []blob, now time.Time) error {
+func putBlobs(ctx context.Context, tx execQuerier, blobs []blob, now time.Time) error {
 	for _, b := range blobs {
 		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO blobs (sha256, mime, data, created_at) VALUES (?, ?, ?, ?)`,
 			b.sum, b.mime, b.data, now.UnixMilli()); err != nil {

@@ -60,7 +60,8 @@ func (c *CheckpointStore) Append(ctx context.Context, runID string, entries []tr
 	if head.UpdatedAt.IsZero() {
 		head.UpdatedAt = now
 	}
-	return db.write(ctx, op, func(tx *sql.Tx) error {
+	return db.write(ctx, op, func(sqltx *sql.Tx) error {
+		tx := db.cached(sqltx)
 		if head.Status == store.StatusRunning {
 			if err := db.takeClaim(ctx, tx, runID); err != nil {
 				return err

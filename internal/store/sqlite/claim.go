@@ -98,7 +98,7 @@ func (db *DB) BreakClaim(ctx context.Context, runID string) (bool, error) {
 
 // takeClaim records this process as runID's holder unless another live process
 // holds it.
-func (db *DB) takeClaim(ctx context.Context, tx *sql.Tx, runID string) error {
+func (db *DB) takeClaim(ctx context.Context, tx execQuerier, runID string) error {
 	h, err := claimOf(ctx, tx, runID)
 	if err != nil {
 		return err

@@ -45,6 +45,7 @@ type DB struct {
 	now  func() time.Time
 	// readOnly: opened by OpenReadOnly; writes are refused.
 	readOnly bool
+	stmts    stmtCache
 }
 
 // DefaultPath is where lovia keeps its database: $LOVIA_HOME/lovia.db, else

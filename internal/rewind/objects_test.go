@@ -1,0 +1,84 @@
+package rewind
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// A store removed by hand while lovia runs is made again by the next object put
+// (the remembered fan-out directories are not trusted blindly).
+func TestPutAfterStoreRemoved(t *testing.T) {
+	o := &objects{dir: filepath.Join(t.TempDir(), "objects")}
+	data := []byte("content")
+	h := hashOf(data)
+	for i := range 2 {
+		if _, err := o.put(h, data); err != nil {
+			t.Fatalf("put %d: %v", i, err)
+		}
+		got, err := o.get(h)
+		if err != nil || string(got) != "content" {
+			t.Fatalf("get %d: %q, %v", i, got, err)
+		}
+		if err := os.RemoveAll(o.dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A file's hash is cached only once its stamp is older than its filesystem's
+// timestamp granularity allows a further unseen change: two seconds for stamps in
+// whole seconds, a tenth of a second for finer ones.
+func TestRacyWindowFollowsStampGranularity(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 600_000_000, time.UTC)
+	for _, c := range []struct {
+		mtime time.Time
+		racy  bool
+	}{
+		{now.Add(-50 * time.Millisecond), true},
+		{now.Add(-150 * time.Millisecond), false},
+		{time.Date(2026, 1, 2, 3, 4, 4, 0, time.UTC), true}, // whole seconds: 1.6 s ago
+		{time.Date(2026, 1, 2, 3, 4, 3, 0, time.UTC), false},
+		{now.Add(time.Second), true}, // a stamp ahead of the clock
+	} {
+		if got := racy(now, c.mtime); got != c.racy {
+			t.Errorf("mtime %s: racy %v, want %v", c.mtime.Format(time.RFC3339Nano), got, c.racy)
+		}
+	}
+}
+
+// Objects of a store written in the older fan-out layout (objects/ab/cdef…) are
+// found, read and not stored twice; prune names them by their hash.
+func TestLegacyFanOutObjectsStillRead(t *testing.T) {
+	o := &objects{dir: filepath.Join(t.TempDir(), "objects")}
+	data := []byte("old content")
+	h := hashOf(data)
+	if _, err := o.put(h, data); err != nil {
+		t.Fatal(err)
+	}
+	// Move it where the fan-out layout kept it.
+	if err := os.MkdirAll(filepath.Dir(o.legacyPath(h)), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(o.path(h), o.legacyPath(h)); err != nil {
+		t.Fatal(err)
+	}
+	if !o.has(h) {
+		t.Fatal("legacy object not found")
+	}
+	if got, err := o.get(h); err != nil || string(got) != "old content" {
+		t.Fatalf("get: %q, %v", got, err)
+	}
+	if n, err := o.put(h, data); err != nil || n != 0 {
+		t.Fatalf("put of a stored legacy object: wrote %d, %v", n, err)
+	}
+	if _, err := os.Lstat(o.path(h)); err == nil {
+		t.Fatal("legacy object stored again in the flat layout")
+	}
+	for _, p := range []string{o.path(h), o.legacyPath(h)} {
+		if got := o.hashAt(p); got != h {
+			t.Fatalf("hashAt(%s) = %s, want %s", p, got, h)
+		}
+	}
+}
