@@ -182,9 +182,10 @@ func (l *loop) newRC(agentName string, turn int) *tool.RunContext {
 		Cancel: func(reason string) {
 			l.h.Cancel(errs.New(errs.KindCancelled, "cancelled: "+reason, ""))
 		},
-		Entries:  l.snapshotEntries,
-		Usage:    l.currentUsage,
-		AddUsage: l.addUsage,
+		Entries:    l.snapshotEntries,
+		Usage:      l.currentUsage,
+		PriceUsage: l.opts.Prices.Apply,
+		AddUsage:   l.addUsage,
 	}
 	rc.Ask = func(ctx context.Context, a *event.Approval) (tool.Decision, error) {
 		id := fmt.Sprintf("ask_%d", l.askSeq.Add(1))

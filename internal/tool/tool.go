@@ -94,6 +94,10 @@ type RunContext struct {
 	// AddUsage adds what a tool spent on models (an agent asked as a tool) to the
 	// run's usage, so budgets and totals count it.
 	AddUsage func(usage.Usage)
+	// PriceUsage fills in the cost of one model call of provider:model at the run's
+	// prices (nil: the call is left unpriced), so usage a tool adds keeps the run's
+	// cost known.
+	PriceUsage func(provider, model string, u usage.Usage) usage.Usage
 	// Ask routes an approval request to the front end from inside a running tool
 	// (ask_human, subagent approvals). Unanswered means denied.
 	Ask func(ctx context.Context, a *event.Approval) (Decision, error)

@@ -182,7 +182,12 @@ func (s *server) sample(ctx context.Context, req *sdk.CreateMessageRequest) (*sd
 	}
 	text, model, stop, u, err := drain(ctx, prov, provider.Request{Model: prov.Info().Model, System: p.SystemPrompt, Entries: entries, MaxOutputTokens: maxTokens, ToolChoice: "none"})
 	if c.rc.AddUsage != nil {
-		// Even a failed attempt may have been billed; it counts in the run's usage.
+		// Even a failed attempt may have been billed; it counts in the run's usage,
+		// priced like the run's own calls (an unpriced part would make the run's
+		// cost unknown and stop a run under --max-budget-usd).
+		if c.rc.PriceUsage != nil {
+			u = c.rc.PriceUsage(prov.Info().Provider, prov.Info().Model, u)
+		}
 		c.rc.AddUsage(u)
 	}
 	if err != nil {
