@@ -41,6 +41,11 @@ func (a *asks) rc() *tool.RunContext {
 			return a.answer(ap), nil
 		},
 		AddUsage: func(u usage.Usage) { a.mu.Lock(); a.usage = a.usage.Add(u); a.mu.Unlock() },
+		// $1 per million input tokens, $2 per million output tokens.
+		PriceUsage: func(_, _ string, u usage.Usage) usage.Usage {
+			u.CostUSD, u.Priced = float64(u.InputTokens)/1e6+2*float64(u.OutputTokens)/1e6, true
+			return u
+		},
 	}
 }
 
@@ -125,6 +130,10 @@ func TestSamplingEverythingApproved(t *testing.T) {
 	}
 	if a.usage.InputTokens != 30 || a.usage.OutputTokens != 7 {
 		t.Fatalf("run usage = %+v", a.usage)
+	}
+	// The sampled call is priced like the run's own: the run's cost stays known.
+	if c, ok := a.usage.Cost(); !ok || c != 44e-6 {
+		t.Fatalf("run cost = %v, %v; want 0.000044 (priced)", c, ok)
 	}
 	if strings.Contains(res.Text, providertest.APIKey) {
 		t.Fatal("the provider key reached the server")
