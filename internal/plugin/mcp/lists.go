@@ -50,6 +50,9 @@ type listState struct {
 	// each connection has its own, so a notification lost with a dead connection does
 	// not hold up calls on the next.
 	relisting *relisting
+	// bg counts the list_changed goroutines, which close waits for: none writes the
+	// cache after the plugin closed.
+	bg sync.WaitGroup
 }
 
 // changes returns a channel closed at the next change of the server's lists or tools.
@@ -83,7 +86,9 @@ func (s *server) listOptions(o *sdk.ClientOptions) {
 	s.lists.mu.Unlock()
 	// List again from a goroutine of its own: a handler must not block the session.
 	relist := func(session *sdk.ClientSession, tools, prompts, resources bool) {
+		s.lists.bg.Add(1)
 		go func() {
+			defer s.lists.bg.Done()
 			defer rl.done() // counted as read: settle.go
 			s.relist(session, tools, prompts, resources)
 		}()

@@ -334,6 +334,9 @@ func (t *procTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 
 // close ends the current connection (closing stdin, then SIGTERM after 2s).
 func (s *server) close() error {
+	// list_changed handlers (lists.go) end with the session; none writes the cache
+	// after close returns.
+	defer s.lists.bg.Wait()
 	s.mu.Lock()
 	c := s.cur
 	s.cur = nil
