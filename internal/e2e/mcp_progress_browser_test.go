@@ -15,7 +15,7 @@ func TestMCPProgressInServeBrowser(t *testing.T) {
 	if chrome == "" {
 		t.Skip("chromium is not installed (.ci/run installs it with apt-get install chromium)")
 	}
-	cfg := everythingServer(t)
+	cfg := everythingAllowed(t)
 	e := serveEnv(t)
 	e.userConfig(cfg)
 	e.write("script.yaml", "turns:\n  - tool_calls: [{name: "+longOp+", args: {duration: 8, steps: 4}}]\n  - text: the operation is done\n")
@@ -43,7 +43,8 @@ func TestMCPProgressInServeBrowser(t *testing.T) {
 	poll := func(what, js string) {
 		t.Helper()
 		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
-			t.Fatalf("%s: %v\nserver:\n%s", what, err, sp.errb.String())
+			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#log').innerHTML`))
+			t.Fatalf("%s: %v\npage log:\n%s\nserver:\n%s", what, err, page, sp.errb.String())
 		}
 	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(sp.url), chromedp.WaitVisible(chromedp.ID("prompt")),
