@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"io"
 
 	"github.com/lovia-dev/lovia/internal/transcript"
@@ -50,20 +51,10 @@ func writeAttachments(w io.Writer, e transcript.Entry) {
 			n++
 			what = fmt.Sprintf("image %d", n)
 		}
-		line := fmt.Sprintf("> [%s: %s, %s", what, a.MIME, byteSize(size))
+		line := fmt.Sprintf("> [%s: %s, %s", what, a.MIME, textutil.Bytes(int64(size)))
 		if a.Name != "" {
 			line += ", " + a.Name
 		}
 		fmt.Fprintln(w, line+"]")
 	}
-}
-
-func byteSize(n int) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

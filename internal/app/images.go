@@ -5,9 +5,9 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"io/fs"
 	"path/filepath"
-	"strings"
 
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/workspace"
@@ -32,25 +32,6 @@ func (a *App) CheckImages(ctx context.Context, model string, input []transcript.
 
 // MaxImages bounds the images one prompt attaches.
 const MaxImages = 20
-
-// ImageMentions lists the distinct @path words of text, in order (the words a chat
-// or headless prompt may use to attach a file).
-func ImageMentions(text string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, w := range strings.Fields(text) {
-		if !strings.HasPrefix(w, "@") {
-			continue
-		}
-		p := strings.TrimRight(w[1:], ",.;:!?)]}'\"")
-		if p == "" || seen[p] {
-			continue
-		}
-		seen[p] = true
-		out = append(out, p)
-	}
-	return out
-}
 
 // AttachImage reads one image the user named, through the workspace of the runs'
 // policy (judged like read_file, opened the safe way: a symlink to a denied file
@@ -85,7 +66,7 @@ func (a *App) PromptImages(prompt string, files []string) ([]transcript.Attachme
 		}
 		atts = append(atts, att)
 	}
-	for _, p := range ImageMentions(prompt) {
+	for _, p := range textutil.Mentions(prompt) {
 		att, err := a.AttachImage(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist), errors.Is(err, workspace.ErrNotImage):

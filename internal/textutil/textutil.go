@@ -4,6 +4,7 @@
 package textutil
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 )
@@ -23,4 +24,35 @@ func Clip(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
+}
+
+// Mentions lists the distinct @path words of text, in order, without the @ and
+// without trailing punctuation: the words a chat or headless prompt uses to attach
+// a file or an image.
+func Mentions(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range strings.Fields(text) {
+		if !strings.HasPrefix(w, "@") {
+			continue
+		}
+		p := strings.TrimRight(w[1:], ",.;:!?)]}'\"")
+		if p == "" || seen[p] {
+			continue
+		}
+		seen[p] = true
+		out = append(out, p)
+	}
+	return out
+}
+
+// Bytes writes a size as people read it: "12 bytes", "3.4 KiB", "1.2 MiB".
+func Bytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

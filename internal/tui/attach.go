@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"io/fs"
 	"strings"
 )
@@ -23,24 +24,6 @@ const (
 	attachMaxFiles = 10
 )
 
-// mentions lists the distinct @path words of text, in order.
-func mentions(text string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, w := range strings.Fields(text) {
-		if !strings.HasPrefix(w, "@") {
-			continue
-		}
-		p := strings.TrimRight(w[1:], ",.;:!?)]}'\"")
-		if p == "" || seen[p] {
-			continue
-		}
-		seen[p] = true
-		out = append(out, p)
-	}
-	return out
-}
-
 // attachMentions appends the content of each mentioned file to prompt, and returns
 // the notes to show the user (what was attached, cut short or refused).
 func attachMentions(ctx context.Context, b Backend, prompt string) (string, []string) {
@@ -48,7 +31,7 @@ func attachMentions(ctx context.Context, b Backend, prompt string) (string, []st
 	if !ok {
 		return prompt, nil
 	}
-	paths := mentions(prompt)
+	paths := textutil.Mentions(prompt)
 	if len(paths) == 0 {
 		return prompt, nil
 	}
@@ -74,23 +57,13 @@ func attachMentions(ctx context.Context, b Backend, prompt string) (string, []st
 		if !strings.HasSuffix(text, "\n") {
 			sb.WriteByte('\n')
 		}
-		note := fmt.Sprintf("attached %s (%s)", p, humanSize(len(text)))
+		note := fmt.Sprintf("attached %s (%s)", p, textutil.Bytes(int64(len(text))))
 		if truncated {
-			fmt.Fprintf(&sb, "[truncated: only the first %s of the file are attached; read_file shows the rest]\n", humanSize(attachLimit))
-			note = fmt.Sprintf("attached %s, truncated to its first %s", p, humanSize(attachLimit))
+			fmt.Fprintf(&sb, "[truncated: only the first %s of the file are attached; read_file shows the rest]\n", textutil.Bytes(int64(attachLimit)))
+			note = fmt.Sprintf("attached %s, truncated to its first %s", p, textutil.Bytes(int64(attachLimit)))
 		}
 		sb.WriteString("</attached_file>")
 		notes = append(notes, note)
 	}
 	return sb.String(), notes
-}
-
-func humanSize(n int) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"io/fs"
 	"strings"
 
@@ -97,7 +98,7 @@ func (m *Model) pasteClipboardImage() tea.Cmd {
 				return nil
 			}
 			tok := m.addImage(att)
-			m.notice = fmt.Sprintf("%s: %s from the clipboard (%s)", tok, att.MIME, humanSize(len(att.Data)))
+			m.notice = fmt.Sprintf("%s: %s from the clipboard (%s)", tok, att.MIME, textutil.Bytes(int64(len(att.Data))))
 			return nil
 		})
 	}
@@ -122,7 +123,7 @@ func (m *Model) pastedImagePath(text string) (tea.Cmd, bool) {
 			switch {
 			case err == nil:
 				tok := m.addImage(att)
-				m.notice = fmt.Sprintf("%s: %s (%s)", tok, att.Name, humanSize(len(att.Data)))
+				m.notice = fmt.Sprintf("%s: %s (%s)", tok, att.Name, textutil.Bytes(int64(len(att.Data))))
 			case errors.Is(err, fs.ErrNotExist), errors.Is(err, ErrNotImage):
 				m.input.InsertString(text)
 			default:
@@ -167,7 +168,7 @@ func attachImageMentions(ctx context.Context, b Backend, prompt string) ([]trans
 	var atts []transcript.Attachment
 	var notes []string
 	skip := map[string]bool{}
-	for _, p := range mentions(prompt) {
+	for _, p := range textutil.Mentions(prompt) {
 		att, err := at.AttachImage(ctx, p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist), errors.Is(err, ErrNotImage):
@@ -176,7 +177,7 @@ func attachImageMentions(ctx context.Context, b Backend, prompt string) ([]trans
 			notes = append(notes, fmt.Sprintf("@%s not attached: %v", p, err))
 		default:
 			atts = append(atts, att)
-			notes = append(notes, fmt.Sprintf("attached image %s (%s, %s)", p, att.MIME, humanSize(len(att.Data))))
+			notes = append(notes, fmt.Sprintf("attached image %s (%s, %s)", p, att.MIME, textutil.Bytes(int64(len(att.Data)))))
 		}
 		skip[p] = true
 	}

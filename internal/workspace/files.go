@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"io/fs"
 	"os"
 	"sort"
@@ -96,7 +97,7 @@ func (w *Workspace) readFile(path string, offset, limit int, g gate) (string, er
 	}
 	var big *errTooBig
 	if errors.As(err, &big) {
-		return "", userErr("%s is %s, too large to read (the limit is %s); use grep_files or shell (e.g. sed -n '100,200p')", path, humanBytes(big.size), humanBytes(big.limit))
+		return "", userErr("%s is %s, too large to read (the limit is %s); use grep_files or shell (e.g. sed -n '100,200p')", path, textutil.Bytes(big.size), textutil.Bytes(big.limit))
 	}
 	if err != nil {
 		return "", fileErr("read", path, err)
@@ -336,7 +337,7 @@ func (w *Workspace) WriteFile(path, content string, createOnly, approved bool) (
 // old content may not be read).
 func (w *Workspace) writeFile(path, content string, createOnly bool, g gate) (string, string, error) {
 	if len(content) > MaxWriteBytes {
-		return "", "", userErr("the content for %s is %s, over write_file's limit of %s; write large files with a shell command (e.g. a generator script)", path, humanBytes(int64(len(content))), humanBytes(MaxWriteBytes))
+		return "", "", userErr("the content for %s is %s, over write_file's limit of %s; write large files with a shell command (e.g. a generator script)", path, textutil.Bytes(int64(len(content))), textutil.Bytes(MaxWriteBytes))
 	}
 	abs, _, err := w.checkPath(path, OpWrite, g)
 	if err != nil {
@@ -394,7 +395,7 @@ func fileErr(verb, path string, err error) error {
 func limitErr(what, path string, err error) error {
 	var big *errTooBig
 	if errors.As(err, &big) {
-		return userErr("%s is %s; %s files up to %s only; change it with a shell command instead (e.g. sed -i or a script)", path, humanBytes(big.size), what, humanBytes(big.limit))
+		return userErr("%s is %s; %s files up to %s only; change it with a shell command instead (e.g. sed -i or a script)", path, textutil.Bytes(big.size), what, textutil.Bytes(big.limit))
 	}
 	return fileErr("read", path, err)
 }
@@ -415,7 +416,7 @@ func planEdit(content, oldS, newS string, replaceAll bool, path string) (string,
 	n := strings.Count(content, oldS)
 	if n > 0 && len(newS) > len(oldS) {
 		if grow := int64(len(newS)-len(oldS)) * int64(n); int64(len(content))+grow > MaxWriteBytes {
-			return "", 0, userErr("the edit would make %s %s, over edit_file's limit of %s; make this change with a shell command", path, humanBytes(int64(len(content))+grow), humanBytes(MaxWriteBytes))
+			return "", 0, userErr("the edit would make %s %s, over edit_file's limit of %s; make this change with a shell command", path, textutil.Bytes(int64(len(content))+grow), textutil.Bytes(MaxWriteBytes))
 		}
 	}
 	switch {
@@ -449,7 +450,7 @@ func (w *Workspace) EditFile(path, oldS, newS string, replaceAll, approved bool)
 // the model) for front ends.
 func (w *Workspace) editFile(path, oldS, newS string, replaceAll bool, g gate) (string, string, error) {
 	if len(newS) > MaxWriteBytes {
-		return "", "", userErr("new_string is %s, over edit_file's limit of %s; make large changes with a shell command", humanBytes(int64(len(newS))), humanBytes(MaxWriteBytes))
+		return "", "", userErr("new_string is %s, over edit_file's limit of %s; make large changes with a shell command", textutil.Bytes(int64(len(newS))), textutil.Bytes(MaxWriteBytes))
 	}
 	abs, _, err := w.checkPath(path, OpWrite, g)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"io"
 	"io/fs"
 	"os"
@@ -108,17 +109,7 @@ func (w *Workspace) readJudged(abs string, limit int64) (data []byte, fi os.File
 type errTooBig struct{ size, limit int64 }
 
 func (e *errTooBig) Error() string {
-	return fmt.Sprintf("%s, over the limit of %s", humanBytes(e.size), humanBytes(e.limit))
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
+	return fmt.Sprintf("%s, over the limit of %s", textutil.Bytes(e.size), textutil.Bytes(e.limit))
 }
 
 // readOpened reads an opened file that must be regular, up to limit bytes.
