@@ -69,12 +69,25 @@ Without a subcommand, lovia mcp is lovia mcp list.`,
 	return c
 }
 
+// loadMCPConfig loads the configuration with the MCP servers set up as runs set
+// them up (internal/app): the tool cache, the OAuth logins and the workspace root.
+func loadMCPConfig(f *Factory) (*config.Config, error) {
+	cfg, err := config.Load(config.Options{Cwd: f.Common.Cwd, Getenv: f.Getenv, Flags: f.Common.Overrides(), Trust: f.Common.Trust})
+	if err != nil {
+		return nil, err
+	}
+	cfg.MCP.CacheDir = filepath.Join(cfg.Home, "mcp")
+	cfg.MCP.AuthDir = mcp.AuthDir(cfg.Home)
+	cfg.MCP.Root = cfg.Cwd // a server's tools may depend on the roots capability
+	return cfg, nil
+}
+
 func mcpList(ctx context.Context, opts *MCPOptions) error {
 	f := opts.F
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg, err := config.Load(config.Options{Cwd: f.Common.Cwd, Getenv: f.Getenv, Flags: f.Common.Overrides(), Trust: f.Common.Trust})
+	cfg, err := loadMCPConfig(f)
 	if err != nil {
 		return err
 	}
@@ -85,10 +98,8 @@ func mcpList(ctx context.Context, opts *MCPOptions) error {
 	list := []mcp.ServerStatus{}
 	if len(cfg.MCP.Servers) > 0 {
 		// Listing is the user's explicit request to start the servers; the tool lists
-		// it records let later runs start a server only when one of its tools is called.
-		cfg.MCP.CacheDir = filepath.Join(cfg.Home, "mcp")
-		cfg.MCP.AuthDir = mcp.AuthDir(cfg.Home)
-		cfg.MCP.Root = cfg.Cwd // as runs do: a server's tools may depend on the roots capability
+		// it records (loadMCPConfig's CacheDir) let later runs start a server only when
+		// one of its tools is called.
 		l, err := mcp.ListServers(ctx, cfg.MCP, slog.New(slog.DiscardHandler))
 		if err != nil {
 			return err

@@ -147,7 +147,7 @@ func mcpRemove(opts *MCPEditOptions, name string) error {
 
 func mcpGet(opts *MCPEditOptions, name string) error {
 	f := opts.F
-	cfg, err := config.Load(config.Options{Cwd: f.Common.Cwd, Getenv: f.Getenv, Flags: f.Common.Overrides(), Trust: f.Common.Trust})
+	cfg, err := loadMCPConfig(f)
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func mcpGet(opts *MCPEditOptions, name string) error {
 		Disabled  bool     `json:"disabled,omitempty"`
 		Auth      string   `json:"auth,omitempty"`
 	}{Name: name, Transport: mcp.TransportOf(sc), Command: sc.Command, Args: sc.Args, URL: sc.URL, Env: hide(sc.Env), Headers: hide(sc.Headers), Disabled: sc.Disabled,
-		Auth: mcp.AuthStatus(name, sc, mcp.AuthDir(cfg.Home))}
+		Auth: mcp.AuthStatus(name, sc, cfg.MCP.AuthDir)}
 	if opts.JSON {
 		enc := json.NewEncoder(f.IO.Out)
 		enc.SetIndent("", "  ")

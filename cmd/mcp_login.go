@@ -54,7 +54,7 @@ to start with an error naming this command.`,
 }
 
 func mcpServerConfig(f *Factory, name string) (*config.Config, mcp.ServerConfig, error) {
-	cfg, err := config.Load(config.Options{Cwd: f.Common.Cwd, Getenv: f.Getenv, Flags: f.Common.Overrides(), Trust: f.Common.Trust})
+	cfg, err := loadMCPConfig(f)
 	if err != nil {
 		return nil, mcp.ServerConfig{}, err
 	}
@@ -77,7 +77,7 @@ func mcpLogin(ctx context.Context, opts *MCPLoginOptions, name string) error {
 	if sc.URL == "" {
 		return errs.Newf(errs.KindUsage, "only url: servers log in; give a stdio server its credentials with env:", "MCP server %q is a stdio server", name)
 	}
-	lo := mcp.LoginOptions{AuthDir: mcp.AuthDir(cfg.Home), Out: f.IO.Out, Timeout: opts.Timeout}
+	lo := mcp.LoginOptions{AuthDir: cfg.MCP.AuthDir, Out: f.IO.Out, Timeout: opts.Timeout}
 	if !opts.NoBrowser {
 		lo.Open = openBrowser
 	}
@@ -91,14 +91,14 @@ func mcpLogin(ctx context.Context, opts *MCPLoginOptions, name string) error {
 
 func mcpLogout(opts *MCPLoginOptions, name string) error {
 	f := opts.F
-	cfg, err := config.Load(config.Options{Cwd: f.Common.Cwd, Getenv: f.Getenv, Flags: f.Common.Overrides(), Trust: f.Common.Trust})
+	cfg, err := loadMCPConfig(f)
 	if err != nil {
 		return err
 	}
 	if strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
 		return errs.Newf(errs.KindUsage, "give the server's name as in mcp.servers", "invalid server name %q", name)
 	}
-	had, err := mcp.Logout(mcp.AuthDir(cfg.Home), name)
+	had, err := mcp.Logout(cfg.MCP.AuthDir, name)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -68,7 +67,7 @@ func mcpOffers(ctx context.Context, opts *MCPOffersOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg, err := config.Load(config.Options{Cwd: f.Common.Cwd, Getenv: f.Getenv, Flags: f.Common.Overrides(), Trust: f.Common.Trust})
+	cfg, err := loadMCPConfig(f)
 	if err != nil {
 		return err
 	}
@@ -77,8 +76,6 @@ func mcpOffers(ctx context.Context, opts *MCPOffersOptions) error {
 	}
 	list := []mcp.ServerOffers{}
 	if len(cfg.MCP.Servers) > 0 {
-		cfg.MCP.CacheDir = filepath.Join(cfg.Home, "mcp")
-		cfg.MCP.Root = cfg.Cwd
 		list, err = mcp.ListOffers(ctx, cfg.MCP, slog.New(slog.DiscardHandler), opts.Servers)
 		if err != nil {
 			return err
