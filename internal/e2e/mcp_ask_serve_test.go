@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -74,23 +73,8 @@ func TestMCPElicitationServeAPIDecline(t *testing.T) {
 // The chat page renders the form (one control per field, defaults filled in, the
 // required mark), shows why an incomplete answer is refused, and sends a filled one.
 func TestMCPElicitationServeBrowser(t *testing.T) {
-	chrome := chromiumPath()
-	if chrome == "" {
-		t.Skip("chromium is not installed (.ci/run installs it with apt-get install chromium)")
-	}
+	ctx := headlessChrome(t)
 	sp, srv := elicitServe(t, "Thanks web.")
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chrome), chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancelC := chromedp.NewContext(actx)
-	defer cancelC()
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
 	run := func(what string, acts ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, acts...); err != nil {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -11,35 +10,13 @@ import (
 // The serve chat page shows a running MCP call's progress on its tool card, and drops
 // it when the call ends.
 func TestMCPProgressInServeBrowser(t *testing.T) {
-	chrome := chromiumPath()
-	if chrome == "" {
-		t.Skip("chromium is not installed (.ci/run installs it with apt-get install chromium)")
-	}
+	ctx := headlessChrome(t)
 	cfg := everythingAllowed(t)
 	e := serveEnv(t)
 	e.userConfig(cfg)
 	e.write("script.yaml", "turns:\n  - tool_calls: [{name: "+longOp+", args: {duration: 8, steps: 4}}]\n  - text: the operation is done\n")
 	sp := startServe(t, e, "-m", "script:script.yaml")
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chrome),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1200, 900),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancelC := chromedp.NewContext(actx)
-	defer cancelC()
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
 	poll := func(what, js string) {
 		t.Helper()
 		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(60*time.Second))); err != nil {

@@ -34,19 +34,15 @@ func chromiumPath() string {
 	return ""
 }
 
-// TestServeBrowser drives the chat page in headless Chromium: open it with the
-// token, send a prompt, see the streamed reply, reload while the run waits for an
-// approval and see it continue, approve, and check the page's structure (and that
-// model output never becomes markup).
-func TestServeBrowser(t *testing.T) {
+// headlessChrome returns a context for driving a headless Chromium (started at the
+// first action, ended with the test, 90 s in all), or skips the test when Chromium
+// is not installed. The flags keep it off this machine's closed network.
+func headlessChrome(t *testing.T) context.Context {
+	t.Helper()
 	chrome := chromiumPath()
 	if chrome == "" {
 		t.Skip("chromium is not installed (.ci/run installs it with apt-get install chromium)")
 	}
-	e := serveEnv(t)
-	e.write("script.yaml", browserScript)
-	sp := startServe(t, e, "-m", "script:script.yaml")
-
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chrome),
 		chromedp.Flag("headless", true),
@@ -62,11 +58,23 @@ func TestServeBrowser(t *testing.T) {
 		chromedp.WindowSize(1200, 900),
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
+	t.Cleanup(cancelA)
 	ctx, cancelC := chromedp.NewContext(actx)
-	defer cancelC()
+	t.Cleanup(cancelC)
 	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
+	t.Cleanup(cancelT)
+	return ctx
+}
+
+// TestServeBrowser drives the chat page in headless Chromium: open it with the
+// token, send a prompt, see the streamed reply, reload while the run waits for an
+// approval and see it continue, approve, and check the page's structure (and that
+// model output never becomes markup).
+func TestServeBrowser(t *testing.T) {
+	ctx := headlessChrome(t)
+	e := serveEnv(t)
+	e.write("script.yaml", browserScript)
+	sp := startServe(t, e, "-m", "script:script.yaml")
 
 	run := func(what string, acts ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
