@@ -44,6 +44,8 @@ var (
 	crashTexts  = []string{"turn-1", "turn-2", "turn-3", "turn-4", "done"}
 	crashLabels = []string{"c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"}
 	reLabel     = regexp.MustCompile(`\bc\d+\b`)
+	// reSideEffect finds the labels (c1..c8: one digit) in side.log.
+	reSideEffect = regexp.MustCompile(`c[1-8]`)
 )
 
 // killPlan says when to SIGKILL one attempt: at the nth event of type on (counted
@@ -219,8 +221,11 @@ func (c *crashRun) sideEffects() map[string]int {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		c.t.Fatal(err)
 	}
+	// Labels are counted wherever they stand, not per line: the shell's echo writes
+	// its word and the newline separately, so a kill between the two leaves "c1"
+	// without its newline and the re-run's "c1" joins it ("c1c1": two executions).
 	n := map[string]int{}
-	for _, l := range strings.Fields(string(data)) {
+	for _, l := range reSideEffect.FindAllString(string(data), -1) {
 		n[l]++
 	}
 	return n
