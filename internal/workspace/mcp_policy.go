@@ -138,36 +138,38 @@ type MCPCall struct {
 // Decide returns the decision for a tool and why. Rules match the namespaced name
 // (and <server>__<tool> with the server's own tool name, when they differ).
 func (p *MCPPolicy) Decide(server, tool, name string) (Decision, string) {
-	best, bestLen, why := p.def, -1, "the "+p.preset+" policy's default for MCP tools"
 	names := []string{name}
 	if alt := server + "__" + tool; tool != "" && alt != name {
 		names = append(names, alt)
 	}
-	for _, r := range p.rules {
-		if r.sampling {
-			continue
-		}
-		matched := false
+	return p.decide(false, func(pattern string) bool {
 		for _, n := range names {
-			if ok, _ := path.Match(r.pattern, n); ok {
-				matched = true
+			if ok, _ := path.Match(pattern, n); ok {
+				return true
 			}
 		}
-		if !matched {
+		return false
+	}, "the "+p.preset+" policy's default for MCP tools", "mcp_rules", name)
+}
+
+// decide applies the tool rules (or, with sampling, the sampling rules) whose
+// pattern matches: the longest pattern wins, the stricter decision on a tie, else
+// the preset's default (defWhy). A session grant under grantKey turns anything but
+// a deny into an allow.
+func (p *MCPPolicy) decide(sampling bool, matches func(pattern string) bool, defWhy, label, grantKey string) (Decision, string) {
+	best, bestLen, why := p.def, -1, defWhy
+	for _, r := range p.rules {
+		if r.sampling != sampling || !matches(r.pattern) {
 			continue
 		}
-		switch l := len(r.pattern); {
-		case l > bestLen:
+		if l := len(r.pattern); l > bestLen || (l == bestLen && r.decision > best) {
 			best, bestLen = r.decision, l
-			why = fmt.Sprintf("mcp_rules %q: %s", r.pattern, r.decision)
-		case l == bestLen && r.decision > best:
-			best = r.decision
-			why = fmt.Sprintf("mcp_rules %q: %s", r.pattern, r.decision)
+			why = fmt.Sprintf("%s %q: %s", label, r.pattern, r.decision)
 		}
 	}
 	if best != Deny {
 		p.mu.Lock()
-		g := p.granted[name]
+		g := p.granted[grantKey]
 		p.mu.Unlock()
 		if g {
 			return Allow, "allowed for this session"

@@ -23,32 +23,10 @@ const samplingGrant = "mcp-sampling:"
 
 // DecideSampling returns the decision for a sampling request of server and why.
 func (p *MCPPolicy) DecideSampling(server string) (Decision, string) {
-	best, bestLen, why := p.def, -1, "the "+p.preset+" policy's default for MCP sampling"
-	for _, r := range p.rules {
-		if !r.sampling {
-			continue
-		}
-		if ok, _ := path.Match(r.pattern, server); !ok {
-			continue
-		}
-		switch l := len(r.pattern); {
-		case l > bestLen:
-			best, bestLen = r.decision, l
-			why = fmt.Sprintf("mcp_rules sampling %q: %s", r.pattern, r.decision)
-		case l == bestLen && r.decision > best:
-			best = r.decision
-			why = fmt.Sprintf("mcp_rules sampling %q: %s", r.pattern, r.decision)
-		}
-	}
-	if best != Deny {
-		p.mu.Lock()
-		g := p.granted[samplingGrant+server]
-		p.mu.Unlock()
-		if g {
-			return Allow, "allowed for this session"
-		}
-	}
-	return best, why
+	return p.decide(true, func(pattern string) bool {
+		ok, _ := path.Match(pattern, server)
+		return ok
+	}, "the "+p.preset+" policy's default for MCP sampling", "mcp_rules sampling", samplingGrant+server)
 }
 
 // SamplingApproval decides a sampling request: nil to answer it, an error to refuse
