@@ -82,6 +82,17 @@ func loadMCPConfig(f *Factory) (*config.Config, error) {
 	return cfg, nil
 }
 
+// mcpPolicy decides MCP calls under the configured policy, as `lovia mcp` shows
+// them (the preset's own policy is not looked up: --policy or policy: decides here,
+// else coding).
+func mcpPolicy(cfg *config.Config) (*workspace.MCPPolicy, error) {
+	policy := cfg.Policy
+	if policy == "" {
+		policy = config.DefaultPolicy
+	}
+	return workspace.NewMCPPolicy(policy, cfg.MCPRules)
+}
+
 func mcpList(ctx context.Context, opts *MCPOptions) error {
 	f := opts.F
 	if ctx == nil {
@@ -105,13 +116,7 @@ func mcpList(ctx context.Context, opts *MCPOptions) error {
 			return err
 		}
 		list = l
-		// What each tool gets under the configured policy (the preset's own policy
-		// is not looked up: --policy or policy: decides here, else coding).
-		policy := cfg.Policy
-		if policy == "" {
-			policy = config.DefaultPolicy
-		}
-		pol, err := workspace.NewMCPPolicy(policy, cfg.MCPRules)
+		pol, err := mcpPolicy(cfg)
 		if err != nil {
 			return err
 		}

@@ -9,10 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/plugin/mcp"
 	"github.com/lovia-dev/lovia/internal/termtext"
-	"github.com/lovia-dev/lovia/internal/workspace"
 )
 
 // MCPOffersOptions are the inputs of `lovia mcp resources|prompts`.
@@ -88,11 +86,7 @@ func mcpOffers(ctx context.Context, opts *MCPOffersOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(list)
 	}
-	policy := cfg.Policy
-	if policy == "" {
-		policy = config.DefaultPolicy
-	}
-	pol, err := workspace.NewMCPPolicy(policy, cfg.MCPRules)
+	pol, err := mcpPolicy(cfg)
 	if err != nil {
 		return err
 	}
