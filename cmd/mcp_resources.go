@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/lovia-dev/lovia/internal/errs"
 	"log/slog"
 	"strings"
 
@@ -79,7 +80,7 @@ func mcpOffers(ctx context.Context, opts *MCPOffersOptions) error {
 			return err
 		}
 	} else if len(opts.Servers) > 0 {
-		return fmt.Errorf("no MCP server %q: none is configured (add one with lovia mcp add)", opts.Servers[0])
+		return errs.Newf(errs.KindNotFound, "add one with lovia mcp add NAME -- COMMAND", "no MCP server %q: none is configured", opts.Servers[0])
 	}
 	if opts.JSON {
 		enc := json.NewEncoder(f.IO.Out)
