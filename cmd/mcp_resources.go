@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/lovia-dev/lovia/internal/errs"
 	"log/slog"
 	"strings"
+
+	"github.com/lovia-dev/lovia/internal/errs"
 
 	"github.com/spf13/cobra"
 

@@ -1,12 +1,10 @@
 package cmd
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"github.com/lovia-dev/lovia/internal/textutil"
 	"io"
 
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"github.com/lovia-dev/lovia/internal/transcript"
 )
 
@@ -14,28 +12,7 @@ import (
 // size and SHA-256: `sessions show --json` describes images, it does not dump them
 // (export keeps them).
 func placeholderEntries(entries []transcript.Entry) []transcript.Entry {
-	var out []transcript.Entry
-	for i := range entries {
-		if len(entries[i].Attachments) == 0 {
-			continue
-		}
-		if out == nil {
-			out = append([]transcript.Entry(nil), entries...)
-		}
-		atts := make([]transcript.Attachment, len(entries[i].Attachments))
-		copy(atts, entries[i].Attachments)
-		for j := range atts {
-			if a := &atts[j]; len(a.Data) > 0 {
-				sum := sha256.Sum256(a.Data)
-				a.SHA256, a.Size, a.Data = hex.EncodeToString(sum[:]), len(a.Data), nil
-			}
-		}
-		out[i].Attachments = atts
-	}
-	if out == nil {
-		return entries
-	}
-	return out
+	return transcript.DetachData(entries, nil)
 }
 
 // writeAttachments prints one placeholder line per attachment of a user message.

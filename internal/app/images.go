@@ -5,15 +5,14 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"github.com/lovia-dev/lovia/internal/textutil"
 	"io/fs"
 	"path/filepath"
 
 	"github.com/lovia-dev/lovia/internal/errs"
-	"github.com/lovia-dev/lovia/internal/workspace"
-
 	"github.com/lovia-dev/lovia/internal/provider"
+	"github.com/lovia-dev/lovia/internal/textutil"
 	"github.com/lovia-dev/lovia/internal/transcript"
+	"github.com/lovia-dev/lovia/internal/workspace"
 )
 
 // CheckImages refuses, before any request, a prompt with images for a model known

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lovia-dev/lovia/internal/textutil"
 	"io/fs"
 	"strings"
+
+	"github.com/lovia-dev/lovia/internal/textutil"
 )
 
 // @path in a prompt attaches the file's content to the message, as Claude Code does:

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lovia-dev/lovia/internal/textutil"
 	"io/fs"
 	"strings"
+
+	"github.com/lovia-dev/lovia/internal/textutil"
 
 	tea "charm.land/bubbletea/v2"
 

@@ -5,12 +5,13 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"github.com/lovia-dev/lovia/internal/textutil"
 	"io/fs"
 	"os"
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/lovia-dev/lovia/internal/textutil"
 
 	"github.com/bmatcuk/doublestar/v4"
 )

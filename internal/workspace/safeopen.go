@@ -5,11 +5,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/lovia-dev/lovia/internal/textutil"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/lovia-dev/lovia/internal/textutil"
 )
 
 // How paths are opened (docs/policies.md, "How paths are judged and opened"):

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lovia-dev/lovia/internal/textutil"
 	"strings"
+
+	"github.com/lovia-dev/lovia/internal/textutil"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"

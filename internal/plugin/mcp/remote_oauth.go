@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/lovia-dev/lovia/internal/textutil"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lovia-dev/lovia/internal/textutil"
 
 	"golang.org/x/oauth2"
 )

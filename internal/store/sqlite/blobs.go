@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -29,41 +28,10 @@ type blob struct {
 // and Size (copies: the caller's entries are not changed), and the bytes to store.
 func splitBlobs(entries []transcript.Entry) ([]transcript.Entry, []blob) {
 	var blobs []blob
-	var out []transcript.Entry
-	for i := range entries {
-		if !hasData(entries[i].Attachments) {
-			continue
-		}
-		if out == nil {
-			out = append([]transcript.Entry(nil), entries...)
-		}
-		atts := make([]transcript.Attachment, len(entries[i].Attachments))
-		copy(atts, entries[i].Attachments)
-		for j := range atts {
-			a := &atts[j]
-			if len(a.Data) == 0 {
-				continue
-			}
-			sum := sha256.Sum256(a.Data)
-			a.SHA256, a.Size = hex.EncodeToString(sum[:]), len(a.Data)
-			blobs = append(blobs, blob{sum: a.SHA256, mime: a.MIME, data: a.Data})
-			a.Data = nil
-		}
-		out[i].Attachments = atts
-	}
-	if out == nil {
-		return entries, nil
-	}
+	out := transcript.DetachData(entries, func(a transcript.Attachment) {
+		blobs = append(blobs, blob{sum: a.SHA256, mime: a.MIME, data: a.Data})
+	})
 	return out, blobs
-}
-
-func hasData(atts []transcript.Attachment) bool {
-	for _, a := range atts {
-		if len(a.Data) > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // putBlobs stores blobs within tx; content already stored is left as it is.
