@@ -256,11 +256,17 @@ func collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
 func (s *server) offers() Lists {
 	s.lists.mu.Lock()
 	defer s.lists.mu.Unlock()
+	s.readCacheLocked()
+	return s.lists.lists
+}
+
+// readCacheLocked reads the disk cache once, unless a connection listed already
+// (s.lists.mu held).
+func (s *server) readCacheLocked() {
 	if !s.lists.loaded && !s.lists.tried {
 		s.lists.tried = true
 		s.lists.lists, s.lists.loaded = s.loadLists()
 	}
-	return s.lists.lists
 }
 
 func (s *server) listsFile() string {
@@ -316,10 +322,7 @@ func (s *server) saveLists(l Lists) {
 func (s *server) listsCached() bool {
 	s.lists.mu.Lock()
 	defer s.lists.mu.Unlock()
-	if !s.lists.loaded && !s.lists.tried {
-		s.lists.tried = true
-		s.lists.lists, s.lists.loaded = s.loadLists()
-	}
+	s.readCacheLocked()
 	return s.lists.loaded
 }
 
