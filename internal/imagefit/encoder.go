@@ -3,6 +3,7 @@ package imagefit
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"sync"
 )
 
@@ -36,9 +37,16 @@ func NewEncoder(lim Limits) *Encoder {
 // Limits returns the encoder's limits.
 func (e *Encoder) Limits() Limits { return e.lim }
 
-// Base64 returns data fitted to the limits, as base64, and its MIME type.
-func (e *Encoder) Base64(data []byte) (mime, b64 string, err error) {
-	key := sha256.Sum256(data)
+// Base64 returns data fitted to the limits, as base64, and its MIME type. sum is
+// data's SHA-256 in hex when the caller has it (an attachment loaded from the
+// store), which spares hashing the image on every turn; "" hashes data.
+func (e *Encoder) Base64(data []byte, sum string) (mime, b64 string, err error) {
+	var key [sha256.Size]byte
+	if b, err := hex.DecodeString(sum); err == nil && len(b) == sha256.Size {
+		copy(key[:], b)
+	} else {
+		key = sha256.Sum256(data)
+	}
 	e.mu.Lock()
 	if r, ok := e.m[key]; ok {
 		e.mu.Unlock()

@@ -146,12 +146,12 @@ func TestFitConvertsType(t *testing.T) {
 func TestEncoderCaches(t *testing.T) {
 	e := NewEncoder(ForProvider("anthropic"))
 	big := pngOf(t, 1600, 400, false)
-	m1, b1, err := e.Base64(big)
+	m1, b1, err := e.Base64(big, "")
 	if err != nil || m1 != JPEG {
 		t.Fatalf("%s %v", m1, err)
 	}
 	allocs := testing.AllocsPerRun(5, func() {
-		if _, b2, _ := e.Base64(big); len(b2) != len(b1) {
+		if _, b2, _ := e.Base64(big, ""); len(b2) != len(b1) {
 			t.Fatal("different encoding")
 		}
 	})

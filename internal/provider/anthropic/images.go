@@ -41,7 +41,7 @@ func (im *images) attachment(a transcript.Attachment) sdk.ContentBlockParamUnion
 	if enc == nil { // a zero images (tests): fitted, not cached
 		enc = imagefit.NewEncoder(imagefit.ForProvider(Prefix))
 	}
-	mime, b64, err := enc.Base64(a.Data)
+	mime, b64, err := enc.Base64(a.Data, a.SHA256)
 	if err != nil {
 		return sdk.NewTextBlock(provider.ImageNotShown(a, err.Error()))
 	}

@@ -45,7 +45,7 @@ func (im *images) url(a transcript.Attachment) (string, string) {
 	if enc == nil { // a zero images (tests): fitted, not cached
 		enc = imagefit.NewEncoder(imagefit.ForProvider(""))
 	}
-	mime, b64, err := enc.Base64(a.Data)
+	mime, b64, err := enc.Base64(a.Data, a.SHA256)
 	if err != nil {
 		return "", provider.ImageNotShown(a, err.Error())
 	}
