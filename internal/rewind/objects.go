@@ -10,7 +10,6 @@ package rewind
 import (
 	"bytes"
 	"compress/flate"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -54,17 +53,26 @@ func (e Entry) same(o Entry) bool {
 		(e.Kind == KindDir || e.Mode == o.Mode)
 }
 
-// objects is the content-addressed store: objects/<hash> holding deflated content
-// named by the SHA-256 of the raw content. Stores written before objects were kept
-// in one directory have them under objects/ab/cdef…; those are still read.
+// objects is the content-addressed store: objects named by the SHA-256 of their
+// raw content, kept deflated. New objects are appended to packs (pack.go); stores
+// written before packs hold one file per object, objects/<hash>, or under
+// objects/ab/cdef… in the older fan-out layout: both are still read.
 type objects struct {
 	dir string
 
 	mu  sync.Mutex
 	zw  *flate.Writer // reused: a new deflate writer allocates about a megabyte
 	buf bytes.Buffer
-	// made: dir is known to exist (a stat saved per object).
-	made bool
+	// wbuf is reused for the batches written to the pack.
+	wbuf []byte
+	// w is the pack this process appends to (named wName, wEnd bytes long).
+	w     *os.File
+	wName string
+	wEnd  int64
+	// idx locates packed objects (nil: not read yet); scanned is how far each pack
+	// was indexed.
+	idx     map[string]packLoc
+	scanned map[string]int64
 }
 
 func hashOf(data []byte) string {
@@ -72,9 +80,7 @@ func hashOf(data []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// path is where h is written. One directory, not git's 256 fan-out directories:
-// on ext4 a mkdir costs about as much as writing an object, and a new store made
-// one for most of its first few hundred objects.
+// path is where a store of one file per object keeps h.
 func (o *objects) path(h string) string { return filepath.Join(o.dir, h) }
 
 // legacyPath is where stores of the fan-out layout keep h.
@@ -99,6 +105,12 @@ func validHash(h string) bool {
 
 // has reports whether h is stored.
 func (o *objects) has(h string) bool {
+	o.mu.Lock()
+	ok := o.packed(h)
+	o.mu.Unlock()
+	if ok {
+		return true
+	}
 	if _, err := os.Lstat(o.path(h)); err == nil {
 		return true
 	}
@@ -107,45 +119,13 @@ func (o *objects) has(h string) bool {
 }
 
 // put stores data under hash h (computed by the caller) unless it is already there.
-// Writes are atomic (temporary file, rename), so concurrent processes may put the
-// same object.
 func (o *objects) put(h string, data []byte) (written int64, err error) {
 	if o.has(h) {
 		return 0, nil
 	}
-	p := o.path(h)
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if !o.made {
-		if err := os.MkdirAll(o.dir, 0o700); err != nil {
-			return 0, fmt.Errorf("store object: %w", err)
-		}
-		o.made = true
-	}
-	o.buf.Reset()
-	if o.zw == nil {
-		o.zw, _ = flate.NewWriter(&o.buf, flate.BestSpeed)
-	} else {
-		o.zw.Reset(&o.buf)
-	}
-	o.zw.Write(data)
-	o.zw.Close()
-	tmp := fmt.Sprintf("%s.tmp-%s", p, rand.Text()[:8])
-	err = os.WriteFile(tmp, o.buf.Bytes(), 0o600)
-	if errors.Is(err, fs.ErrNotExist) {
-		// The store went since it was made (removed by hand).
-		if err = os.MkdirAll(o.dir, 0o700); err == nil {
-			err = os.WriteFile(tmp, o.buf.Bytes(), 0o600)
-		}
-	}
-	if err != nil {
-		return 0, fmt.Errorf("store object: %w", err)
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
-		return 0, fmt.Errorf("store object: %w", err)
-	}
-	return int64(o.buf.Len()), nil
+	var b batch
+	o.add(&b, h, data)
+	return o.flush(&b)
 }
 
 // get returns the content of h, checked against its hash.
@@ -153,6 +133,34 @@ func (o *objects) get(h string) ([]byte, error) {
 	if !validHash(h) {
 		return nil, fmt.Errorf("bad object id %q", h)
 	}
+	o.mu.Lock()
+	l, ok := o.locate(h)
+	o.mu.Unlock()
+	if !ok {
+		data, err := o.getLoose(h)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return data, err
+		}
+	}
+	if ok {
+		data, err := o.readPacked(l, h)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return data, err
+		}
+	}
+	// Packed since the index was read, or moved by a Prune's rewrite of its pack.
+	o.mu.Lock()
+	o.forgetPacks()
+	l, ok = o.locate(h)
+	o.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("read object %s: %w", h[:12], fs.ErrNotExist)
+	}
+	return o.readPacked(l, h)
+}
+
+// getLoose reads h from a store of one file per object.
+func (o *objects) getLoose(h string) ([]byte, error) {
 	f, err := os.Open(o.path(h))
 	if errors.Is(err, fs.ErrNotExist) {
 		f, err = os.Open(o.legacyPath(h))

@@ -1,16 +1,36 @@
 package rewind
 
 import (
+	"bytes"
+	"compress/flate"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 )
 
+// putLoose stores an object as stores made before packs did: one file,
+// objects/<hash>, holding the deflated content.
+func putLoose(t testing.TB, o *objects, data []byte) string {
+	t.Helper()
+	h := hashOf(data)
+	var buf bytes.Buffer
+	zw, _ := flate.NewWriter(&buf, flate.BestSpeed)
+	zw.Write(data)
+	zw.Close()
+	if err := os.MkdirAll(o.dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(o.path(h), buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 // A store removed by hand while lovia runs is made again by the next object put
-// (the remembered fan-out directories are not trusted blindly).
+// (neither the remembered pack index nor the open pack are trusted blindly).
 func TestPutAfterStoreRemoved(t *testing.T) {
-	o := &objects{dir: filepath.Join(t.TempDir(), "objects")}
+	o := &objects{dir: filepath.Join(t.TempDir(), "rewind", "objects")}
 	data := []byte("content")
 	h := hashOf(data)
 	for i := range 2 {
@@ -21,7 +41,7 @@ func TestPutAfterStoreRemoved(t *testing.T) {
 		if err != nil || string(got) != "content" {
 			t.Fatalf("get %d: %q, %v", i, got, err)
 		}
-		if err := os.RemoveAll(o.dir); err != nil {
+		if err := os.RemoveAll(filepath.Dir(o.dir)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -53,10 +73,7 @@ func TestRacyWindowFollowsStampGranularity(t *testing.T) {
 func TestLegacyFanOutObjectsStillRead(t *testing.T) {
 	o := &objects{dir: filepath.Join(t.TempDir(), "objects")}
 	data := []byte("old content")
-	h := hashOf(data)
-	if _, err := o.put(h, data); err != nil {
-		t.Fatal(err)
-	}
+	h := putLoose(t, o, data)
 	// Move it where the fan-out layout kept it.
 	if err := os.MkdirAll(filepath.Dir(o.legacyPath(h)), 0o700); err != nil {
 		t.Fatal(err)
@@ -75,6 +92,9 @@ func TestLegacyFanOutObjectsStillRead(t *testing.T) {
 	}
 	if _, err := os.Lstat(o.path(h)); err == nil {
 		t.Fatal("legacy object stored again in the flat layout")
+	}
+	if _, err := os.Stat(o.packDir()); err == nil {
+		t.Fatal("legacy object stored again in a pack")
 	}
 	for _, p := range []string{o.path(h), o.legacyPath(h)} {
 		if got := o.hashAt(p); got != h {

@@ -1,10 +1,18 @@
 package rewind
 
 import (
+	"bufio"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -109,11 +117,149 @@ func (s *Store) sweep(runs []*Run) (deleted int, freed, size int64, err error) {
 		}
 		return nil
 	})
+	if err != nil {
+		return deleted, freed, size, err
+	}
+	pd, pf, ps, err := s.obj.sweepPacks(live, cutoff)
+	deleted, freed, size = deleted+pd, freed+pf, size+ps
 	if deleted > 0 {
 		// Recorders of other processes drop their "already stored" memory.
 		_ = os.WriteFile(filepath.Join(s.dir, "generation"), []byte(strconv.FormatInt(time.Now().UnixNano(), 10)), 0o600)
 	}
 	return deleted, freed, size, err
+}
+
+// sweepPacks deletes the objects of packs older than cutoff that live does not name:
+// a pack with none left is removed, one with some is rewritten with those alone (a
+// torn batch a crash left is dropped the same way).
+func (o *objects) sweepPacks(live map[string]bool, cutoff time.Time) (deleted int, freed, size int64, err error) {
+	dir := o.packDir()
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	for _, de := range des {
+		name := de.Name()
+		p := filepath.Join(dir, name)
+		fi, err := de.Info()
+		if err != nil {
+			continue // removed meanwhile (another prune)
+		}
+		if fi.ModTime().After(cutoff) {
+			size += fi.Size()
+			continue
+		}
+		if !strings.HasSuffix(name, packExt) || !fi.Mode().IsRegular() {
+			// A rewrite's temporary file a crash left.
+			if os.Remove(p) == nil {
+				freed += fi.Size()
+			}
+			continue
+		}
+		o.mu.Lock()
+		if name == o.wName {
+			o.closePack() // this process appends to a new pack from now on
+		}
+		o.mu.Unlock()
+		var keep []packEntry
+		dead := 0
+		end, err := scanPack(p, 0, func(h string, l packLoc) {
+			if live[h] {
+				keep = append(keep, packEntry{h, l})
+			} else {
+				dead++
+			}
+		})
+		if err != nil {
+			continue
+		}
+		var n int64
+		switch {
+		case dead == 0 && end == fi.Size():
+			size += fi.Size()
+			continue
+		case len(keep) == 0:
+			if err := os.Remove(p); err != nil {
+				continue
+			}
+		default:
+			if n, err = o.rewritePack(p, keep); err != nil {
+				return deleted, freed, size, fmt.Errorf("prune %s: %w", name, err)
+			}
+		}
+		deleted += dead
+		freed += fi.Size() - n
+		size += n
+	}
+	o.mu.Lock()
+	o.forgetPacks()
+	o.mu.Unlock()
+	return deleted, freed, size, nil
+}
+
+type packEntry struct {
+	h string
+	l packLoc
+}
+
+// rewritePack replaces the pack at p by a new one holding only keep, and returns its
+// size. The new pack is synced before the old one goes: it holds objects that were
+// on disk for a while.
+func (o *objects) rewritePack(p string, keep []packEntry) (int64, error) {
+	src, err := os.Open(p)
+	if err != nil {
+		return 0, err
+	}
+	defer src.Close()
+	index := make([]byte, 0, len(keep)*batchEntLen)
+	var dlen uint64
+	for _, k := range keep {
+		var ent [batchEntLen]byte
+		hex.Decode(ent[:32], []byte(k.h))
+		binary.LittleEndian.PutUint32(ent[32:], k.l.n)
+		index = append(index, ent[:]...)
+		dlen += uint64(k.l.n)
+	}
+	hdr := append([]byte(batchMagic), make([]byte, batchHdrLen-len(batchMagic))...)
+	binary.LittleEndian.PutUint32(hdr[4:], uint32(len(keep)))
+	binary.LittleEndian.PutUint64(hdr[8:], dlen)
+	binary.LittleEndian.PutUint32(hdr[16:], crc32.Update(crc32.Checksum(hdr[4:16], crcTable), crcTable, index))
+
+	final := filepath.Join(o.packDir(), newPackName())
+	tmp := final + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	bw := bufio.NewWriterSize(f, 256<<10)
+	bw.Write(hdr)
+	bw.Write(index)
+	for _, k := range keep {
+		if _, err = io.Copy(bw, io.NewSectionReader(src, k.l.off, int64(k.l.n))); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, final)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return 0, err
+	}
+	os.Remove(p)
+	return int64(batchHdrLen) + int64(len(index)) + int64(dlen), nil
 }
 
 func (s *Store) grace() time.Duration {

@@ -92,6 +92,8 @@ type snapshotter struct {
 	// directory is neither encoded nor hashed again.
 	trees map[string]dirTree
 	now   func() time.Time
+	// batch holds the new objects of the snapshot under way until they are written.
+	batch batch
 }
 
 type dirTree struct {
@@ -115,6 +117,10 @@ type walkState struct {
 	next   statCache
 	files  int
 	capped bool
+	// pending are the objects of s.batch, known once the batch is written.
+	pending map[string]bool
+	// err is a failed write of the batch, which fails the snapshot.
+	err error
 }
 
 // snapshot walks the root and returns the tree of its current state.
@@ -126,8 +132,15 @@ func (s *snapshotter) snapshot() (*snapResult, error) {
 	defer r.Close()
 	res := &snapResult{}
 	ws := &walkState{s: s, r: r, res: res, next: make(statCache, len(s.cache))}
+	s.batch.reset()
 	h, err := ws.dir("", workspace.RootIgnores(s.root))
+	if err == nil {
+		// The objects are written before the tree is returned: a checkpoint record
+		// never names an object that is not stored.
+		err = ws.flush()
+	}
 	if err != nil {
+		s.batch.reset()
 		return nil, err
 	}
 	if ws.capped {
@@ -212,6 +225,9 @@ func (ws *walkState) dir(rel string, ign workspace.Ignores) (string, error) {
 				continue
 			}
 			e, ok := ws.file(crel, de)
+			if ws.err != nil {
+				return "", ws.err
+			}
 			if ok {
 				ws.files++
 				entries = append(entries, e)
@@ -246,16 +262,38 @@ func (s *snapshotter) stored(h string) bool {
 	return false
 }
 
+// store adds h to the snapshot's batch unless it is stored (or added) already.
 func (ws *walkState) store(h string, data []byte) error {
-	if ws.s.known[h] {
+	if ws.s.known[h] || ws.pending[h] {
 		return nil
 	}
-	n, err := ws.s.obj.put(h, data)
+	if ws.s.obj.has(h) {
+		ws.s.known[h] = true
+		return nil
+	}
+	ws.s.obj.add(&ws.s.batch, h, data)
+	if ws.pending == nil {
+		ws.pending = map[string]bool{}
+	}
+	ws.pending[h] = true
+	if len(ws.s.batch.data) >= maxBatchData {
+		return ws.flush()
+	}
+	return nil
+}
+
+// flush writes the batch; its objects are then known to be stored.
+func (ws *walkState) flush() error {
+	n, err := ws.s.obj.flush(&ws.s.batch)
 	if err != nil {
+		ws.err = err
 		return err
 	}
 	ws.res.Written += n
-	ws.s.known[h] = true
+	for h := range ws.pending {
+		ws.s.known[h] = true
+	}
+	clear(ws.pending)
 	return nil
 }
 
@@ -289,9 +327,7 @@ func (ws *walkState) file(rel string, de fs.DirEntry) (Entry, bool) {
 	ws.res.Read += int64(len(data))
 	h := hashOf(data)
 	if err := ws.store(h, data); err != nil {
-		ws.res.Notes = append(ws.res.Notes, fmt.Sprintf("%s not checkpointed: %v", rel, err))
-		e.Kind = KindSkipped
-		return e, true
+		return Entry{}, false // ws.err fails the snapshot
 	}
 	e.Hash, e.Size, e.Mode = h, int64(len(data)), uint32(fi2.Mode().Perm())
 	key2 := keyOf(fi2)

@@ -11,3 +11,7 @@ const noFollowFlags = 0
 func keyOf(fi os.FileInfo) statKey {
 	return statKey{MtimeNs: fi.ModTime().UnixNano(), Size: fi.Size(), Mode: uint32(fi.Mode())}
 }
+
+// unlinked reports whether an open file was removed (an open file cannot be
+// removed here).
+func unlinked(os.FileInfo) bool { return false }

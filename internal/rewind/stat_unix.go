@@ -17,3 +17,9 @@ func keyOf(fi os.FileInfo) statKey {
 	}
 	return k
 }
+
+// unlinked reports whether an open file was removed (its last name gone).
+func unlinked(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Nlink == 0
+}

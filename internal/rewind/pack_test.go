@@ -1,0 +1,217 @@
+package rewind
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/lovia-dev/lovia/internal/tool"
+)
+
+// packs lists the pack files of s.
+func packs(t *testing.T, s *Store) []string {
+	t.Helper()
+	ps, _ := filepath.Glob(filepath.Join(s.obj.packDir(), "*"+packExt))
+	return ps
+}
+
+// rewindRun plans and applies the rewind of run with a store opened afresh (as a
+// later process would) and checks the root then reads as want.
+func rewindRun(t *testing.T, dataDir, root, run string, want map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	s := Open(dataDir)
+	rec := s.NewRecorder(root, nil, Limits{}, nil)
+	p, err := s.Plan(ctx, rec, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(ctx, p, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, root); !mapsEqual(got, want) {
+		t.Fatalf("after rewinding %s:\n%v\nwant\n%v", run, got, want)
+	}
+}
+
+// A crash in the middle of writing a batch leaves a pack that ends in a torn batch:
+// the store still reads (the checkpoints taken before restore), a later process
+// writes a pack of its own, and Prune drops the torn bytes.
+func TestTornPackKeepsEarlierCheckpoints(t *testing.T) {
+	ctx := context.Background()
+	root, s, rec := setup(t)
+	dataDir := filepath.Dir(s.Dir())
+	write(t, root, "a.txt", "alpha\n", 0o644)
+	write(t, root, "dir/b.txt", "beta\n", 0o644)
+	before := tree(t, root)
+	if err := rec.Checkpoint(ctx, rc("r1"), "shell", ""); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, "a.txt", "ALPHA\n", 0o644)
+	write(t, root, "dir/c.txt", "gamma\n", 0o644)
+	if err := rec.End(ctx, "r1", "ses"); err != nil {
+		t.Fatal(err)
+	}
+	ps := packs(t, s)
+	if len(ps) != 1 {
+		t.Fatalf("packs %v, want one", ps)
+	}
+	good, err := os.ReadFile(ps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The batch a crashed checkpoint was writing: whole, then cut at every length.
+	var b batch
+	s.obj.add(&b, hashOf([]byte("never recorded")), []byte("never recorded"))
+	s.obj.add(&b, hashOf([]byte("nor this")), []byte("nor this"))
+	scratch := &objects{dir: filepath.Join(t.TempDir(), "objects")}
+	if _, err := scratch.flush(&b); err != nil {
+		t.Fatal(err)
+	}
+	torn, err := os.ReadFile(packs(t, &Store{obj: scratch})[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cut := 1; cut < len(torn); cut++ {
+		if err := os.WriteFile(ps[0], append(good[:len(good):len(good)], torn[:cut]...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fresh := Open(dataDir)
+		if end, err := scanPack(ps[0], 0, func(string, packLoc) {}); err != nil || end != int64(len(good)) {
+			t.Fatalf("cut at %d: valid batches end at %d (%v), want %d", cut, end, err, len(good))
+		}
+		for _, body := range []string{"alpha\n", "ALPHA\n", "gamma\n"} {
+			if got, err := fresh.obj.get(hashOf([]byte(body))); err != nil || string(got) != body {
+				t.Fatalf("cut at %d: %q: %q, %v", cut, body, got, err)
+			}
+		}
+		if fresh.obj.has(hashOf([]byte("nor this"))) {
+			t.Fatalf("cut at %d: an object of the torn batch is found", cut)
+		}
+	}
+
+	// A later process checkpoints (into a pack of its own) and rewinds the first run.
+	s2 := Open(dataDir)
+	rec2 := s2.NewRecorder(root, nil, Limits{}, nil)
+	write(t, root, "dir/d.txt", "delta\n", 0o644)
+	if err := rec2.Checkpoint(ctx, &tool.RunContext{RunID: "r2", SessionID: "ses"}, "shell", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec2.End(ctx, "r2", "ses"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(packs(t, s2)); n != 2 {
+		t.Fatalf("%d packs, want 2 (a torn pack is not appended to)", n)
+	}
+	before["dir/d.txt"] = "-rw-r--r-- delta\n" // made outside the runs
+	rewindRun(t, dataDir, root, "r1", before)
+
+	// Prune drops the torn tail and keeps everything else.
+	zero := time.Duration(0)
+	s3 := Open(dataDir)
+	s3.pruneGrace = &zero
+	if _, err := s3.Prune(DefaultBudget, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range packs(t, s3) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if end, _ := scanPack(p, 0, func(string, packLoc) {}); end != fi.Size() {
+			t.Errorf("%s: %d bytes after the valid batches remain", filepath.Base(p), fi.Size()-end)
+		}
+	}
+	for _, body := range []string{"alpha\n", "ALPHA\n", "gamma\n", "delta\n"} {
+		if got, err := Open(dataDir).obj.get(hashOf([]byte(body))); err != nil || string(got) != body {
+			t.Fatalf("after prune, %q: %q, %v", body, got, err)
+		}
+	}
+}
+
+// Stores written before packs (one file per object) still restore, and a recorder
+// does not store again what they hold.
+func TestLooseStoreStillRestores(t *testing.T) {
+	ctx := context.Background()
+	root, s, rec := setup(t)
+	dataDir := filepath.Dir(s.Dir())
+	write(t, root, "a.txt", "alpha\n", 0o644)
+	write(t, root, "dir/b.txt", "beta\n", 0o755)
+	before := tree(t, root)
+	if err := rec.Checkpoint(ctx, rc("r1"), "shell", ""); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, "a.txt", "ALPHA\n", 0o644)
+	os.Remove(filepath.Join(root, "dir/b.txt"))
+	if err := rec.End(ctx, "r1", "ses"); err != nil {
+		t.Fatal(err)
+	}
+	// Turn the store into one of the earlier layout.
+	for _, p := range packs(t, s) {
+		scanPack(p, 0, func(h string, l packLoc) {
+			l.pack = filepath.Base(p)
+			data, err := s.obj.readPacked(l, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			putLoose(t, s.obj, data)
+		})
+	}
+	if err := os.RemoveAll(s.obj.packDir()); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(s.Dir(), "roots")) // no stat cache: every file is read
+	s2 := Open(dataDir)
+	rec2 := s2.NewRecorder(root, nil, Limits{}, nil)
+	if _, err := rec2.Current(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ps := packs(t, s2); len(ps) != 0 {
+		t.Errorf("objects of the loose store stored again in %v", ps)
+	}
+	rewindRun(t, dataDir, root, "r1", before)
+}
+
+// A reader that indexed the packs before another process's Prune rewrote them
+// still finds the objects.
+func TestReadAfterPruneRewrotePack(t *testing.T) {
+	ctx := context.Background()
+	root, s, rec := setup(t)
+	dataDir := filepath.Dir(s.Dir())
+	write(t, root, "keep.txt", "kept\n", 0o644)
+	write(t, root, "drop.txt", "dropped\n", 0o644)
+	rec.Checkpoint(ctx, &tool.RunContext{RunID: "ra", SessionID: "a"}, "shell", "")
+	os.Remove(filepath.Join(root, "drop.txt"))
+	rec.Checkpoint(ctx, &tool.RunContext{RunID: "rb", SessionID: "b"}, "shell", "")
+	reader := Open(dataDir)
+	if !reader.obj.has(hashOf([]byte("kept\n"))) {
+		t.Fatal("kept.txt's blob not found")
+	}
+	old := packs(t, s)
+	zero := time.Duration(0)
+	pruner := Open(dataDir)
+	pruner.pruneGrace = &zero
+	s.DeleteSession("a")
+	if res, err := pruner.Prune(DefaultBudget, ""); err != nil || res.Objects == 0 {
+		t.Fatalf("prune: %+v, %v", res, err)
+	}
+	if now := packs(t, s); len(now) != 1 || now[0] == old[0] {
+		t.Fatalf("packs %v after prune, want one new one (was %v)", now, old)
+	}
+	if got, err := reader.obj.get(hashOf([]byte("kept\n"))); err != nil || string(got) != "kept\n" {
+		t.Fatalf("get after the rewrite: %q, %v", got, err)
+	}
+	if reader.obj.has(hashOf([]byte("dropped\n"))) {
+		t.Error("a pruned object is still found")
+	}
+	// The recorder that wrote the rewritten pack writes to a new one.
+	write(t, root, "new.txt", "new\n", 0o644)
+	if err := rec.Checkpoint(ctx, &tool.RunContext{RunID: "rb", SessionID: "b"}, "shell", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Open(dataDir).obj.get(hashOf([]byte("new\n"))); err != nil || string(got) != "new\n" {
+		t.Fatalf("object written after the prune: %q, %v", got, err)
+	}
+}
