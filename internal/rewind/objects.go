@@ -19,7 +19,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -181,10 +181,18 @@ func (o *objects) getLoose(h string) ([]byte, error) {
 
 // encodeTree is the canonical form of a directory: entries sorted by name.
 func encodeTree(entries []Entry) []byte {
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+	sortEntries(entries)
 	data, _ := json.Marshal(entries)
 	return data
 }
+
+func sortEntries(entries []Entry) {
+	if !slices.IsSortedFunc(entries, cmpName) {
+		slices.SortFunc(entries, cmpName)
+	}
+}
+
+func cmpName(a, b Entry) int { return strings.Compare(a.Name, b.Name) }
 
 func (o *objects) tree(h string) ([]Entry, error) {
 	data, err := o.get(h)

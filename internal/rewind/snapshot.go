@@ -235,6 +235,9 @@ func (ws *walkState) dir(rel string, ign workspace.Ignores) (string, error) {
 		}
 		// FIFOs, sockets and devices are not content: skipped.
 	}
+	// Sorted before the comparison: a listing comes in the directory's own order
+	// (on ext4 a hash order), the remembered entries in the tree's.
+	sortEntries(entries)
 	if t, ok := ws.s.trees[rel]; ok && slices.Equal(t.entries, entries) && ws.s.known[t.hash] {
 		return t.hash, nil
 	}
