@@ -71,23 +71,37 @@ func (b *batch) reset() {
 	b.index, b.data, b.hashes = b.index[:0], b.data[:0], b.hashes[:0]
 }
 
+// storedMax: smaller objects are kept as a deflate stored block (uncompressed).
+// Compressing costs a fixed ~40 µs (the compressor's reset and Huffman tables),
+// more than the rest of a checkpoint's work on a small object, for a few hundred
+// bytes saved; readers inflate both alike.
+const storedMax = 4 << 10
+
 // add deflates data (the content of h) into b.
 func (o *objects) add(b *batch, h string, data []byte) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.buf.Reset()
-	if o.zw == nil {
-		o.zw, _ = flate.NewWriter(&o.buf, flate.BestSpeed)
+	start := len(b.data)
+	if len(data) < storedMax {
+		// One final stored block: BFINAL=1 BTYPE=00, LEN, NLEN (RFC 1951 3.2.4).
+		n := uint16(len(data))
+		b.data = append(b.data, 1, byte(n), byte(n>>8), byte(^n), byte(^n>>8))
+		b.data = append(b.data, data...)
 	} else {
-		o.zw.Reset(&o.buf)
+		o.mu.Lock()
+		o.buf.Reset()
+		if o.zw == nil {
+			o.zw, _ = flate.NewWriter(&o.buf, flate.BestSpeed)
+		} else {
+			o.zw.Reset(&o.buf)
+		}
+		o.zw.Write(data)
+		o.zw.Close()
+		b.data = append(b.data, o.buf.Bytes()...)
+		o.mu.Unlock()
 	}
-	o.zw.Write(data)
-	o.zw.Close()
 	var ent [batchEntLen]byte
 	hex.Decode(ent[:32], []byte(h))
-	binary.LittleEndian.PutUint32(ent[32:], uint32(o.buf.Len()))
+	binary.LittleEndian.PutUint32(ent[32:], uint32(len(b.data)-start))
 	b.index = append(b.index, ent[:]...)
-	b.data = append(b.data, o.buf.Bytes()...)
 	b.hashes = append(b.hashes, h)
 }
 
