@@ -266,3 +266,40 @@ func TestUnchangedDirectoryTreeReused(t *testing.T) {
 		t.Error("the tree of an unchanged directory was made again")
 	}
 }
+
+// What the recorder is told to exclude (lovia's data directory, its database) is
+// never walked when it lies in the root, and a nested .gitignore applies below its
+// directory only.
+func TestWalkExcludesAndNestedIgnores(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	root := filepath.Join(base, "work")
+	data := filepath.Join(root, ".lovia")
+	s := Open(data)
+	rec := s.NewRecorder(root, []string{data, filepath.Join(root, "state.db"), filepath.Join(base, "elsewhere")}, Limits{}, nil)
+	write(t, root, "a.txt", "a", 0o644)
+	write(t, root, "state.db", "db", 0o644)
+	write(t, root, "..notparent", "x", 0o644)
+	write(t, root, "sub/.gitignore", "*.log\n", 0o644)
+	write(t, root, "sub/x.log", "ignored", 0o644)
+	write(t, root, "sub/deeper/y.log", "ignored", 0o644)
+	write(t, root, "other/z.log", "kept", 0o644)
+	h, err := rec.Current(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := &treeCache{obj: s.obj, m: map[string][]Entry{}}
+	set := map[string]bool{}
+	if err := tc.diff("", h, "", set); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"a.txt": true, "..notparent": true, "sub/.gitignore": true, "sub/deeper": true, "other/z.log": true}
+	if len(set) != len(want) {
+		t.Fatalf("snapshot holds %v, want %v", set, want)
+	}
+	for k := range want {
+		if !set[k] {
+			t.Fatalf("snapshot holds %v, want %v", set, want)
+		}
+	}
+}

@@ -80,7 +80,7 @@ func (s *Store) NewRecorder(root string, exclude []string, limits Limits, log *s
 		root = r
 	}
 	return &Recorder{store: s, root: filepath.Clean(root), log: log, runs: map[string]*runLog{},
-		snap: &snapshotter{root: filepath.Clean(root), limits: limits.withDefaults(), exclude: cleanAll(exclude), obj: s.obj, known: map[string]bool{}, now: time.Now}}
+		snap: &snapshotter{root: filepath.Clean(root), limits: limits.withDefaults(), excludeRel: excludedRel(filepath.Clean(root), cleanAll(exclude)), obj: s.obj, known: map[string]bool{}, now: time.Now}}
 }
 
 // Root is the directory the recorder checkpoints.

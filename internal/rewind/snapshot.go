@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lovia-dev/lovia/internal/workspace"
@@ -82,12 +83,13 @@ func racy(now, mtime time.Time) bool {
 
 // snapshotter walks one root.
 type snapshotter struct {
-	root    string
-	limits  Limits
-	exclude []string // absolute paths never walked (lovia's own data)
-	obj     *objects
-	known   map[string]bool // objects known to be stored
-	cache   statCache
+	root   string
+	limits Limits
+	// excludeRel: root-relative paths never walked (lovia's own data).
+	excludeRel map[string]bool
+	obj        *objects
+	known      map[string]bool // objects known to be stored
+	cache      statCache
 	// trees remembers each directory's last entries and tree hash, so an unchanged
 	// directory is neither encoded nor hashed again.
 	trees map[string]dirTree
@@ -152,16 +154,27 @@ func (s *snapshotter) snapshot() (*snapResult, error) {
 	return res, nil
 }
 
-func (ws *walkState) excluded(abs string) bool {
-	for _, x := range ws.s.exclude {
-		if abs == x {
-			return true
+// excludedRel is the set of the root-relative (slash-separated) paths of exclude
+// that lie under the root: a walk compares names, not absolute paths it would
+// have to join and clean for every entry.
+func excludedRel(root string, exclude []string) map[string]bool {
+	var m map[string]bool
+	for _, x := range exclude {
+		rel, err := filepath.Rel(root, x)
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
 		}
+		if m == nil {
+			m = map[string]bool{}
+		}
+		m[filepath.ToSlash(rel)] = true
 	}
-	return false
+	return m
 }
 
-// dir builds the tree of rel ("" is the root) and returns its hash.
+// dir builds the tree of rel ("" is the root) and returns its hash. ign is the
+// chain of the parent directory: the directory's own .gitignore is added to it
+// when the listing has one.
 func (ws *walkState) dir(rel string, ign workspace.Ignores) (string, error) {
 	name := rel
 	if name == "" {
@@ -175,6 +188,9 @@ func (ws *walkState) dir(rel string, ign workspace.Ignores) (string, error) {
 	f.Close()
 	if err != nil {
 		return "", fmt.Errorf("snapshot: list %s: %w", name, err)
+	}
+	if rel != "" && slices.ContainsFunc(des, func(de fs.DirEntry) bool { return de.Name() == ".gitignore" }) {
+		ign = ign.With(filepath.Join(ws.s.root, filepath.FromSlash(rel)), rel)
 	}
 	entries := make([]Entry, 0, len(des))
 	for _, de := range des {
@@ -198,17 +214,16 @@ func (ws *walkState) dir(rel string, ign workspace.Ignores) (string, error) {
 		if ign.Ignored(crel, isDir) {
 			continue
 		}
-		abs := filepath.Join(ws.s.root, filepath.FromSlash(crel))
 		switch {
 		case isDir:
-			if ws.excluded(abs) {
+			if ws.s.excludeRel[crel] {
 				continue
 			}
 			fi, err := de.Info()
 			if err != nil {
 				continue // vanished
 			}
-			h, err := ws.dir(crel, ign.With(abs, crel))
+			h, err := ws.dir(crel, ign)
 			if err != nil {
 				return "", err
 			}
@@ -221,7 +236,7 @@ func (ws *walkState) dir(rel string, ign workspace.Ignores) (string, error) {
 			ws.files++
 			entries = append(entries, Entry{Name: n, Kind: KindSymlink, Target: t})
 		case typ.IsRegular():
-			if ws.excluded(abs) {
+			if ws.s.excludeRel[crel] {
 				continue
 			}
 			e, ok := ws.file(crel, de)
