@@ -73,6 +73,20 @@ type objects struct {
 	// was indexed.
 	idx     map[string]packLoc
 	scanned map[string]int64
+	// verified are the packs seen to be there since the snapshot began.
+	verified map[string]bool
+	// noLoose: the directory of object files is not there (looseChecked: looked
+	// since the snapshot began), so has() need not look for h in it.
+	looseChecked, noLoose bool
+}
+
+// recheck makes has() look again whether the packs and the object files it relies
+// on are there (at the start of each snapshot).
+func (o *objects) recheck() {
+	o.mu.Lock()
+	clear(o.verified)
+	o.looseChecked = false
+	o.mu.Unlock()
 }
 
 func hashOf(data []byte) string {
@@ -107,9 +121,17 @@ func validHash(h string) bool {
 func (o *objects) has(h string) bool {
 	o.mu.Lock()
 	ok := o.packed(h)
+	if !ok && !o.looseChecked {
+		_, err := os.Lstat(o.dir)
+		o.looseChecked, o.noLoose = true, errors.Is(err, fs.ErrNotExist)
+	}
+	noLoose := o.noLoose
 	o.mu.Unlock()
 	if ok {
 		return true
+	}
+	if noLoose {
+		return false // a store made since packs: no object file to look for
 	}
 	if _, err := os.Lstat(o.path(h)); err == nil {
 		return true

@@ -206,14 +206,21 @@ func (o *objects) locate(h string) (packLoc, bool) {
 }
 
 // packed reports whether h is in a pack that is still there (mu held): a Prune
-// rewrites packs, and a store may be removed by hand. (Rare: the snapshots ask only
-// about objects they do not know to be stored.)
+// rewrites packs, and a store may be removed by hand. A pack is looked at once a
+// snapshot: the first of a process asks about every file of the stat cache.
 func (o *objects) packed(h string) bool {
 	l, ok := o.locate(h)
 	if !ok {
 		return false
 	}
+	if o.verified[l.pack] {
+		return true
+	}
 	if _, err := os.Lstat(filepath.Join(o.packDir(), l.pack)); err == nil {
+		if o.verified == nil {
+			o.verified = map[string]bool{}
+		}
+		o.verified[l.pack] = true
 		return true
 	}
 	o.forgetPacks()
@@ -222,7 +229,9 @@ func (o *objects) packed(h string) bool {
 }
 
 // forgetPacks drops the packs' index (mu held): a Prune may have rewritten packs.
-func (o *objects) forgetPacks() { o.idx, o.scanned = nil, nil }
+func (o *objects) forgetPacks() {
+	o.idx, o.scanned, o.verified, o.looseChecked = nil, nil, nil, false
+}
 
 // loadPacks indexes the batches of every pack not indexed yet (mu held). A pack
 // that grew since (another process appends to it) is read from where it was left.

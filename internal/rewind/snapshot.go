@@ -135,6 +135,7 @@ func (s *snapshotter) snapshot() (*snapResult, error) {
 	res := &snapResult{}
 	ws := &walkState{s: s, r: r, res: res, next: make(statCache, len(s.cache))}
 	s.batch.reset()
+	s.obj.recheck()
 	h, err := ws.dir("", workspace.RootIgnores(s.root))
 	if err == nil {
 		// The objects are written before the tree is returned: a checkpoint record
