@@ -3,8 +3,10 @@ package rewind
 import (
 	"bytes"
 	"compress/flate"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -99,6 +101,34 @@ func TestLegacyFanOutObjectsStillRead(t *testing.T) {
 	for _, p := range []string{o.path(h), o.legacyPath(h)} {
 		if got := o.hashAt(p); got != h {
 			t.Fatalf("hashAt(%s) = %s, want %s", p, got, h)
+		}
+	}
+}
+
+// encodeTree writes what encoding/json writes (tree hashes do not change): for
+// plain names, and for names json escapes.
+func TestEncodeTreeIsJSON(t *testing.T) {
+	names := []string{"a.txt", "..x", "sp ace", "q\"uote", "back\\slash", "<html>&", "tab\there", "nl\n", "ünï", "\xff\xfe", "\u2028", "~!@#$%^*()_+{}|:?`-=[];',./"}
+	var entries []Entry
+	for i, n := range names {
+		e := Entry{Name: n, Kind: []string{KindFile, KindDir, KindSymlink, KindSkipped}[i%4], Mode: uint32(i * 0o111 % 0o777), Size: int64(i * i * 1000)}
+		switch e.Kind {
+		case KindSymlink:
+			e.Target = names[(i+3)%len(names)]
+		case KindFile, KindDir:
+			e.Hash = hashOf([]byte(n))
+		}
+		entries = append(entries, e)
+		slices.SortFunc(entries, cmpName)
+		// Every prefix, and each entry alone.
+		for _, es := range [][]Entry{entries, {e}, {}, nil} {
+			want, err := json.Marshal(es)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := encodeTree(slices.Clone(es)); string(got) != string(want) {
+				t.Fatalf("encodeTree(%q):\n%s\nwant\n%s", n, got, want)
+			}
 		}
 	}
 }
