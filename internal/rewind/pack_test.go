@@ -2,6 +2,7 @@ package rewind
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -301,5 +302,53 @@ func TestWalkExcludesAndNestedIgnores(t *testing.T) {
 		if !set[k] {
 			t.Fatalf("snapshot holds %v, want %v", set, want)
 		}
+	}
+}
+
+// Over its budget, Prune drops the oldest runs until what is left fits, and
+// deletes what they alone used from the packs; the newest run still rewinds.
+func TestPruneToBudget(t *testing.T) {
+	ctx := context.Background()
+	root, s, rec := setup(t)
+	dataDir := filepath.Dir(s.Dir())
+	big := func(seed byte) string {
+		b := make([]byte, 100<<10)
+		x := uint32(seed) + 1
+		for i := range b {
+			x = x*1664525 + 1013904223
+			b[i] = byte(x >> 24)
+		}
+		return string(b)
+	}
+	var before map[string]string
+	for i := range 4 {
+		write(t, root, "big.bin", big(byte(i)), 0o644)
+		before = tree(t, root)
+		ses := fmt.Sprintf("s%d", i)
+		if err := rec.Checkpoint(ctx, &tool.RunContext{RunID: "r" + ses, SessionID: ses}, "shell", ""); err != nil {
+			t.Fatal(err)
+		}
+		write(t, root, "small.txt", ses, 0o644)
+		if err := rec.End(ctx, "r"+ses, ses); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(filepath.Join(root, "small.txt"))
+	}
+	zero := time.Duration(0)
+	s.pruneGrace = &zero
+	res, err := s.Prune(250<<10, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RunsDropped != 2 || res.Size > 250<<10 || res.Objects == 0 {
+		t.Fatalf("prune: %+v, want 2 runs dropped and at most 250 KiB left", res)
+	}
+	if got := dirSize(s.obj.packDir()); got != res.Size {
+		t.Errorf("packs hold %d bytes, prune says %d", got, res.Size)
+	}
+	write(t, root, "small.txt", "s3", 0o644)
+	rewindRun(t, dataDir, root, "rs3", before)
+	if _, err := Open(dataDir).FindRun("rs0"); err == nil {
+		t.Error("the oldest run was kept")
 	}
 }

@@ -36,20 +36,19 @@ type PruneResult struct {
 // keepSession) and deletes what they alone used.
 func (s *Store) Prune(budget int64, keepSession string) (PruneResult, error) {
 	var res PruneResult
-	for {
+	for budget > 0 {
+		// What would be left: a pack is rewritten once, at the end, not once per
+		// dropped run.
 		runs, err := s.AllRuns()
 		if err != nil {
 			return res, err
 		}
-		n, freed, size, err := s.sweep(runs)
+		_, _, size, err := s.sweep(runs, false)
 		if err != nil {
 			return res, err
 		}
-		res.Objects += n
-		res.Freed += freed
-		res.Size = size
-		if budget <= 0 || size <= budget {
-			return res, nil
+		if size <= budget {
+			break
 		}
 		dropped := false
 		for _, r := range runs {
@@ -63,13 +62,20 @@ func (s *Store) Prune(budget int64, keepSession string) (PruneResult, error) {
 			}
 		}
 		if !dropped {
-			return res, nil
+			break
 		}
 	}
+	runs, err := s.AllRuns()
+	if err != nil {
+		return res, err
+	}
+	res.Objects, res.Freed, res.Size, err = s.sweep(runs, true)
+	return res, err
 }
 
-// sweep marks what runs reference and deletes the rest (past the grace period).
-func (s *Store) sweep(runs []*Run) (deleted int, freed, size int64, err error) {
+// sweep marks what runs reference and deletes the rest (past the grace period),
+// or with apply false only counts what it would delete and leave.
+func (s *Store) sweep(runs []*Run, apply bool) (deleted int, freed, size int64, err error) {
 	tc := &treeCache{obj: s.obj, m: map[string][]Entry{}}
 	live := map[string]bool{}
 	var mark func(h string)
@@ -111,7 +117,7 @@ func (s *Store) sweep(runs []*Run) (deleted int, freed, size int64, err error) {
 			size += fi.Size()
 			return nil
 		}
-		if os.Remove(p) == nil {
+		if !apply || os.Remove(p) == nil {
 			deleted++
 			freed += fi.Size()
 		}
@@ -120,9 +126,9 @@ func (s *Store) sweep(runs []*Run) (deleted int, freed, size int64, err error) {
 	if err != nil {
 		return deleted, freed, size, err
 	}
-	pd, pf, ps, err := s.obj.sweepPacks(live, cutoff)
+	pd, pf, ps, err := s.obj.sweepPacks(live, cutoff, apply)
 	deleted, freed, size = deleted+pd, freed+pf, size+ps
-	if deleted > 0 {
+	if deleted > 0 && apply {
 		// Recorders of other processes drop their "already stored" memory.
 		_ = os.WriteFile(filepath.Join(s.dir, "generation"), []byte(strconv.FormatInt(time.Now().UnixNano(), 10)), 0o600)
 	}
@@ -132,7 +138,7 @@ func (s *Store) sweep(runs []*Run) (deleted int, freed, size int64, err error) {
 // sweepPacks deletes the objects of packs older than cutoff that live does not name:
 // a pack with none left is removed, one with some is rewritten with those alone (a
 // torn batch a crash left is dropped the same way).
-func (o *objects) sweepPacks(live map[string]bool, cutoff time.Time) (deleted int, freed, size int64, err error) {
+func (o *objects) sweepPacks(live map[string]bool, cutoff time.Time, apply bool) (deleted int, freed, size int64, err error) {
 	dir := o.packDir()
 	des, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -154,21 +160,25 @@ func (o *objects) sweepPacks(live map[string]bool, cutoff time.Time) (deleted in
 		}
 		if !strings.HasSuffix(name, packExt) || !fi.Mode().IsRegular() {
 			// A rewrite's temporary file a crash left.
-			if os.Remove(p) == nil {
+			if !apply || os.Remove(p) == nil {
 				freed += fi.Size()
 			}
 			continue
 		}
-		o.mu.Lock()
-		if name == o.wName {
-			o.closePack() // this process appends to a new pack from now on
+		if apply {
+			o.mu.Lock()
+			if name == o.wName {
+				o.closePack() // this process appends to a new pack from now on
+			}
+			o.mu.Unlock()
 		}
-		o.mu.Unlock()
 		var keep []packEntry
 		dead := 0
+		keptBytes := int64(batchHdrLen)
 		end, err := scanPack(p, 0, func(h string, l packLoc) {
 			if live[h] {
 				keep = append(keep, packEntry{h, l})
+				keptBytes += batchEntLen + int64(l.n)
 			} else {
 				dead++
 			}
@@ -181,6 +191,10 @@ func (o *objects) sweepPacks(live map[string]bool, cutoff time.Time) (deleted in
 		case dead == 0 && end == fi.Size():
 			size += fi.Size()
 			continue
+		case !apply:
+			if len(keep) > 0 {
+				n = keptBytes
+			}
 		case len(keep) == 0:
 			if err := os.Remove(p); err != nil {
 				continue
