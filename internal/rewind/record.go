@@ -292,7 +292,7 @@ func (s *Store) appendRecord(rec Record) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(d, fileID(rec.RunID)+".jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(filepath.Join(d, fileID(rec.RunID)+".jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND|appendFlags, 0o600)
 	if err != nil {
 		return fmt.Errorf("checkpoint log: %w", err)
 	}

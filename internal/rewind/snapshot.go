@@ -181,7 +181,7 @@ func (ws *walkState) dir(rel string, ign workspace.Ignores) (string, error) {
 	if name == "" {
 		name = "."
 	}
-	f, err := ws.r.Open(name)
+	f, err := ws.r.OpenFile(name, os.O_RDONLY|dirFlags, 0)
 	if err != nil {
 		return "", fmt.Errorf("snapshot: open %s: %w", name, err)
 	}

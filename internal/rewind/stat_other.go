@@ -8,6 +8,11 @@ import "os"
 // swapped for a link between listing and opening stays confined by os.Root.
 const noFollowFlags = 0
 
+const (
+	dirFlags    = 0
+	appendFlags = 0
+)
+
 func keyOf(fi os.FileInfo) statKey {
 	return statKey{MtimeNs: fi.ModTime().UnixNano(), Size: fi.Size(), Mode: uint32(fi.Mode())}
 }
