@@ -24,7 +24,7 @@ import (
 //
 // A pack is a sequence of batches, each self-describing:
 //
-//	"RWB1" | count uint32 | data length uint64 | CRC-32C of the previous 12 bytes and the index
+//	"RWB1" | count uint32 | data length uint64 | CRC-32 (IEEE) of the previous 12 bytes and the index
 //	count × (SHA-256 of the raw content [32]byte | deflated length uint32)
 //	the deflated objects, in index order
 //
@@ -46,7 +46,8 @@ const (
 	packRotate = pruneGrace / 2
 )
 
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
+// The checksum is CRC-32 IEEE, not Castagnoli: the first use of a Castagnoli
+// table costs 1.3 million instructions (its SSE 4.2 tables), that of IEEE 20,000.
 
 // packLoc is where a packed object's deflated bytes are.
 type packLoc struct {
@@ -117,11 +118,7 @@ func (o *objects) flush(b *batch) (int64, error) {
 	defer b.reset()
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	out := append(o.wbuf[:0], batchMagic...)
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(b.hashes)))
-	out = binary.LittleEndian.AppendUint64(out, uint64(len(b.data)))
-	crc := crc32.Update(crc32.Checksum(out[4:16], crcTable), crcTable, b.index)
-	out = binary.LittleEndian.AppendUint32(out, crc)
+	out := appendBatchHeader(o.wbuf[:0], len(b.hashes), uint64(len(b.data)), b.index)
 	out = append(out, b.index...)
 	out = append(out, b.data...)
 	if cap(out) <= 2*maxBatchData {
@@ -146,6 +143,17 @@ func (o *objects) flush(b *batch) (int64, error) {
 		o.scanned[o.wName] = o.wEnd
 	}
 	return int64(len(out)), nil
+}
+
+// appendBatchHeader appends the header of a batch of count objects, dlen bytes of
+// data, with the given index.
+func appendBatchHeader(b []byte, count int, dlen uint64, index []byte) []byte {
+	start := len(b)
+	b = append(b, batchMagic...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(count))
+	b = binary.LittleEndian.AppendUint64(b, dlen)
+	crc := crc32.Update(crc32.ChecksumIEEE(b[start+4:start+16]), crc32.IEEETable, index)
+	return binary.LittleEndian.AppendUint32(b, crc)
 }
 
 // packForAppend returns the pack to append to and its size (mu held): the one this
@@ -284,13 +292,13 @@ func scanBatches(r io.ReaderAt, size, off int64, fn func(h string, l packLoc)) i
 		count := int64(binary.LittleEndian.Uint32(hdr[4:]))
 		dlen := binary.LittleEndian.Uint64(hdr[8:])
 		crc := binary.LittleEndian.Uint32(hdr[16:])
-		sum := crc32.Checksum(hdr[4:16], crcTable)
+		sum := crc32.ChecksumIEEE(hdr[4:16])
 		ilen := count * batchEntLen
 		if count == 0 || ilen > size-off-batchHdrLen || dlen > uint64(size-off-batchHdrLen-ilen) {
 			break // torn (or not a batch)
 		}
 		index, err := win.at(off+batchHdrLen, int(ilen))
-		if err != nil || crc32.Update(sum, crcTable, index) != crc {
+		if err != nil || crc32.Update(sum, crc32.IEEETable, index) != crc {
 			break
 		}
 		var total uint64

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -237,10 +236,7 @@ func (o *objects) rewritePack(p string, keep []packEntry) (int64, error) {
 		index = append(index, ent[:]...)
 		dlen += uint64(k.l.n)
 	}
-	hdr := append([]byte(batchMagic), make([]byte, batchHdrLen-len(batchMagic))...)
-	binary.LittleEndian.PutUint32(hdr[4:], uint32(len(keep)))
-	binary.LittleEndian.PutUint64(hdr[8:], dlen)
-	binary.LittleEndian.PutUint32(hdr[16:], crc32.Update(crc32.Checksum(hdr[4:16], crcTable), crcTable, index))
+	hdr := appendBatchHeader(nil, len(keep), dlen, index)
 
 	final := filepath.Join(o.packDir(), newPackName())
 	tmp := final + ".tmp"
