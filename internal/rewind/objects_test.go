@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -129,6 +131,21 @@ func TestEncodeTreeIsJSON(t *testing.T) {
 			if got := encodeTree(slices.Clone(es)); string(got) != string(want) {
 				t.Fatalf("encodeTree(%q):\n%s\nwant\n%s", n, got, want)
 			}
+		}
+	}
+}
+
+// safeID accepts exactly what the regexp it replaced did.
+func TestSafeIDMatchesRegexp(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	ids := []string{"", "a", "A", "0", ".", "_", "-", ".a", "a.", "a..b", "run_01-x.y", "a/b", "a\\b", "a b", "a\n", "a\x00", "ü", "aü",
+		strings.Repeat("a", 127), strings.Repeat("a", 128), strings.Repeat("a", 129), "-" + strings.Repeat("a", 10)}
+	for c := 0; c < 256; c++ {
+		ids = append(ids, string(rune(c)), "a"+string([]byte{byte(c)}), string([]byte{byte(c)})+"a")
+	}
+	for _, id := range ids {
+		if got, want := safeID(id), re.MatchString(id); got != want {
+			t.Errorf("safeID(%q) = %v, the regexp says %v", id, got, want)
 		}
 	}
 }
