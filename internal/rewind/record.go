@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -300,14 +302,19 @@ func (s *Store) sessionDir(sessionID string) string {
 
 func (s *Store) appendRecord(rec Record) error {
 	d := s.sessionDir(rec.SessionID)
-	if err := os.MkdirAll(d, 0o700); err != nil {
-		return fmt.Errorf("checkpoint log: %w", err)
-	}
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(d, fileID(rec.RunID)+".jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND|appendFlags, 0o600)
+	p := filepath.Join(d, fileID(rec.RunID)+".jsonl")
+	const flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND | appendFlags
+	f, err := os.OpenFile(p, flags, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The session's first record (the directory is made only then).
+		if err = os.MkdirAll(d, 0o700); err == nil {
+			f, err = os.OpenFile(p, flags, 0o600)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("checkpoint log: %w", err)
 	}
