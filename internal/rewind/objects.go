@@ -70,10 +70,11 @@ type objects struct {
 	w     *os.File
 	wName string
 	wEnd  int64
-	// idx locates packed objects (nil: not read yet); scanned is how far each pack
-	// was indexed.
-	idx     map[string]packLoc
-	scanned map[string]int64
+	// idx locates packed objects by SHA-256 (nil: not read yet), in the packs
+	// packNames names (packIDs numbers them).
+	idx       map[[32]byte]packRef
+	packNames []string
+	packIDs   map[string]uint32
 	// verified are the packs seen to be there since the snapshot began.
 	verified map[string]bool
 	// noLoose: the directory of object files is not there (looseChecked: looked

@@ -56,6 +56,25 @@ type packLoc struct {
 	n    uint32
 }
 
+// packRef is a packLoc in the index: keys and values without pointers keep a large
+// store's index small and out of the garbage collector's scans.
+type packRef struct {
+	off  int64
+	n    uint32
+	pack uint32 // in objects.packNames
+}
+
+// packID returns the number of the pack named name in the index (mu held).
+func (o *objects) packID(name string) uint32 {
+	id, ok := o.packIDs[name]
+	if !ok {
+		id = uint32(len(o.packNames))
+		o.packNames = append(o.packNames, name)
+		o.packIDs[name] = id
+	}
+	return id
+}
+
 // batch collects a snapshot's new objects until they are written to the pack.
 type batch struct {
 	index  []byte // count × batchEntLen
@@ -134,13 +153,14 @@ func (o *objects) flush(b *batch) (int64, error) {
 	}
 	o.wEnd = base + int64(len(out))
 	if o.idx != nil {
+		id := o.packID(o.wName)
 		off := base + batchHdrLen + int64(len(b.index))
-		for i, h := range b.hashes {
-			n := binary.LittleEndian.Uint32(b.index[i*batchEntLen+32:])
-			o.idx[h] = packLoc{pack: o.wName, off: off, n: n}
+		for i := range b.hashes {
+			e := b.index[i*batchEntLen:]
+			n := binary.LittleEndian.Uint32(e[32:])
+			o.idx[[32]byte(e[:32])] = packRef{off: off, n: n, pack: id}
 			off += int64(n)
 		}
-		o.scanned[o.wName] = o.wEnd
 	}
 	return int64(len(out)), nil
 }
@@ -209,8 +229,18 @@ func (o *objects) locate(h string) (packLoc, bool) {
 	if o.idx == nil {
 		o.loadPacks()
 	}
-	l, ok := o.idx[h]
-	return l, ok
+	var key [32]byte
+	if len(h) != 64 {
+		return packLoc{}, false
+	}
+	if _, err := hex.Decode(key[:], []byte(h)); err != nil {
+		return packLoc{}, false
+	}
+	r, ok := o.idx[key]
+	if !ok {
+		return packLoc{}, false
+	}
+	return packLoc{pack: o.packNames[r.pack], off: r.off, n: r.n}, true
 }
 
 // packed reports whether h is in a pack that is still there (mu held): a Prune
@@ -238,15 +268,12 @@ func (o *objects) packed(h string) bool {
 
 // forgetPacks drops the packs' index (mu held): a Prune may have rewritten packs.
 func (o *objects) forgetPacks() {
-	o.idx, o.scanned, o.verified, o.looseChecked = nil, nil, nil, false
+	o.idx, o.packNames, o.packIDs, o.verified, o.looseChecked = nil, nil, nil, nil, false
 }
 
-// loadPacks indexes the batches of every pack not indexed yet (mu held). A pack
-// that grew since (another process appends to it) is read from where it was left.
+// loadPacks indexes the batches of every pack (mu held).
 func (o *objects) loadPacks() {
-	if o.idx == nil {
-		o.idx, o.scanned = map[string]packLoc{}, map[string]int64{}
-	}
+	o.idx, o.packNames, o.packIDs = map[[32]byte]packRef{}, nil, map[string]uint32{}
 	des, err := os.ReadDir(o.packDir())
 	if err != nil {
 		return
@@ -256,33 +283,31 @@ func (o *objects) loadPacks() {
 		if !strings.HasSuffix(name, packExt) || !de.Type().IsRegular() {
 			continue
 		}
-		from := o.scanned[name]
-		end, _ := scanPack(filepath.Join(o.packDir(), name), from, func(h string, l packLoc) {
-			l.pack = name
-			o.idx[h] = l
+		id := o.packID(name)
+		scanPack(filepath.Join(o.packDir(), name), func(key [32]byte, l packLoc) {
+			o.idx[key] = packRef{off: l.off, n: l.n, pack: id}
 		})
-		o.scanned[name] = end
 	}
 }
 
-// scanPack calls fn for each object of the valid batches of the pack at p from
-// offset from, and returns the offset where valid batches end.
-func scanPack(p string, from int64, fn func(h string, l packLoc)) (int64, error) {
+// scanPack calls fn for each object (its SHA-256 and place) of the valid batches
+// of the pack at p, and returns the offset where valid batches end.
+func scanPack(p string, fn func(key [32]byte, l packLoc)) (int64, error) {
 	f, err := os.Open(p)
 	if err != nil {
-		return from, err
+		return 0, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return from, err
+		return 0, err
 	}
-	return scanBatches(f, fi.Size(), from, fn), nil
+	return scanBatches(f, fi.Size(), 0, fn), nil
 }
 
 // scanBatches reads batches of r (size bytes) from off on, up to the first that is
 // incomplete or damaged.
-func scanBatches(r io.ReaderAt, size, off int64, fn func(h string, l packLoc)) int64 {
+func scanBatches(r io.ReaderAt, size, off int64, fn func(key [32]byte, l packLoc)) int64 {
 	win := window{r: r}
 	for off+batchHdrLen <= size {
 		hdr, err := win.at(off, batchHdrLen)
@@ -312,7 +337,7 @@ func scanBatches(r io.ReaderAt, size, off int64, fn func(h string, l packLoc)) i
 		for i := int64(0); i < count; i++ {
 			e := index[i*batchEntLen:]
 			n := binary.LittleEndian.Uint32(e[32:])
-			fn(hex.EncodeToString(e[:32]), packLoc{off: pos, n: n})
+			fn([32]byte(e[:32]), packLoc{off: pos, n: n})
 			pos += int64(n)
 		}
 		off = pos

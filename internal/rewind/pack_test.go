@@ -2,6 +2,7 @@ package rewind
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -80,7 +81,7 @@ func TestTornPackKeepsEarlierCheckpoints(t *testing.T) {
 			t.Fatal(err)
 		}
 		fresh := Open(dataDir)
-		if end, err := scanPack(ps[0], 0, func(string, packLoc) {}); err != nil || end != int64(len(good)) {
+		if end, err := scanPack(ps[0], func([32]byte, packLoc) {}); err != nil || end != int64(len(good)) {
 			t.Fatalf("cut at %d: valid batches end at %d (%v), want %d", cut, end, err, len(good))
 		}
 		for _, body := range []string{"alpha\n", "ALPHA\n", "gamma\n"} {
@@ -121,7 +122,7 @@ func TestTornPackKeepsEarlierCheckpoints(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if end, _ := scanPack(p, 0, func(string, packLoc) {}); end != fi.Size() {
+		if end, _ := scanPack(p, func([32]byte, packLoc) {}); end != fi.Size() {
 			t.Errorf("%s: %d bytes after the valid batches remain", filepath.Base(p), fi.Size()-end)
 		}
 	}
@@ -151,7 +152,8 @@ func TestLooseStoreStillRestores(t *testing.T) {
 	}
 	// Turn the store into one of the earlier layout.
 	for _, p := range packs(t, s) {
-		scanPack(p, 0, func(h string, l packLoc) {
+		scanPack(p, func(key [32]byte, l packLoc) {
+			h := hex.EncodeToString(key[:])
 			l.pack = filepath.Base(p)
 			data, err := s.obj.readPacked(l, h)
 			if err != nil {

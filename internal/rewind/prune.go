@@ -174,8 +174,8 @@ func (o *objects) sweepPacks(live map[string]bool, cutoff time.Time, apply bool)
 		var keep []packEntry
 		dead := 0
 		keptBytes := int64(batchHdrLen)
-		end, err := scanPack(p, 0, func(h string, l packLoc) {
-			if live[h] {
+		end, err := scanPack(p, func(key [32]byte, l packLoc) {
+			if h := hex.EncodeToString(key[:]); live[h] {
 				keep = append(keep, packEntry{h, l})
 				keptBytes += batchEntLen + int64(l.n)
 			} else {
