@@ -354,3 +354,54 @@ func TestPruneToBudget(t *testing.T) {
 		t.Error("the oldest run was kept")
 	}
 }
+
+// Processes sharing a store (two Stores here) and recorders sharing a process
+// checkpoint at the same time into packs of their own; every run then rewinds.
+func TestConcurrentRecordersShareAStore(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	dataDir := filepath.Join(base, "data")
+	stores := []*Store{Open(dataDir), Open(dataDir)}
+	type job struct {
+		root, run string
+		rec       *Recorder
+		before    map[string]string
+	}
+	var jobs []*job
+	for i := range 4 {
+		root := filepath.Join(base, fmt.Sprintf("work%d", i))
+		write(t, root, "same.txt", "identical in every root\n", 0o644)
+		write(t, root, "own.txt", fmt.Sprintf("root %d\n", i), 0o644)
+		j := &job{root: root, run: fmt.Sprintf("run%d", i), rec: stores[i%2].NewRecorder(root, nil, Limits{}, nil)}
+		j.before = tree(t, root)
+		jobs = append(jobs, j)
+	}
+	errs := make(chan error, len(jobs))
+	for _, j := range jobs {
+		go func() {
+			rc := &tool.RunContext{RunID: j.run, SessionID: "ses-" + j.run}
+			for k := range 5 {
+				if err := j.rec.Checkpoint(ctx, rc, "shell", ""); err != nil {
+					errs <- err
+					return
+				}
+				if err := os.WriteFile(filepath.Join(j.root, fmt.Sprintf("n%d.txt", k)), []byte(j.run), 0o644); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- j.rec.End(ctx, j.run, rc.SessionID)
+		}()
+	}
+	for range jobs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(packs(t, stores[0])); n < 1 || n > 2 {
+		t.Errorf("%d packs, want one per store (process) at most", n)
+	}
+	for _, j := range jobs {
+		rewindRun(t, dataDir, j.root, j.run, j.before)
+	}
+}
