@@ -16,3 +16,6 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// mkfifo makes a named pipe at p.
+func mkfifo(p string) { syscall.Mkfifo(p, 0o600) }

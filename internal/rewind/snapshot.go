@@ -122,7 +122,22 @@ type walkState struct {
 	// pending are the objects of s.batch, known once the batch is written.
 	pending map[string]bool
 	// err is a failed write of the batch, which fails the snapshot.
-	err error
+	err     error
+	scratch listScratch
+}
+
+// listScratch is listDir's scratch space, kept through a walk.
+type listScratch struct {
+	buf   []byte
+	names []string
+}
+
+// listed is an entry of a directory listing, with its lstat.
+type listed struct {
+	name string
+	mode fs.FileMode
+	size int64
+	key  statKey
 }
 
 // snapshot walks the root and returns the tree of its current state.
@@ -185,17 +200,18 @@ func (ws *walkState) dir(rel string, ign workspace.Ignores) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("snapshot: open %s: %w", name, err)
 	}
-	des, err := f.ReadDir(-1)
+	ls, err := listDir(f, &ws.scratch)
 	f.Close()
 	if err != nil {
 		return "", fmt.Errorf("snapshot: list %s: %w", name, err)
 	}
-	if rel != "" && slices.ContainsFunc(des, func(de fs.DirEntry) bool { return de.Name() == ".gitignore" }) {
+	if rel != "" && slices.ContainsFunc(ls, func(l listed) bool { return l.name == ".gitignore" }) {
 		ign = ign.With(filepath.Join(ws.s.root, filepath.FromSlash(rel)), rel)
 	}
-	entries := make([]Entry, 0, len(des))
-	for _, de := range des {
-		n := de.Name()
+	entries := make([]Entry, 0, len(ls))
+	for i := range ls {
+		l := &ls[i]
+		n := l.name
 		if !validName(n) {
 			continue
 		}
@@ -203,7 +219,7 @@ func (ws *walkState) dir(rel string, ign workspace.Ignores) (string, error) {
 		if rel != "" {
 			crel = rel + "/" + n
 		}
-		typ := de.Type()
+		typ := l.mode.Type()
 		isDir := typ&fs.ModeDir != 0
 		if ws.files >= ws.s.limits.MaxFiles {
 			ws.capped = true
@@ -220,15 +236,11 @@ func (ws *walkState) dir(rel string, ign workspace.Ignores) (string, error) {
 			if ws.s.excludeRel[crel] {
 				continue
 			}
-			fi, err := de.Info()
-			if err != nil {
-				continue // vanished
-			}
 			h, err := ws.dir(crel, ign)
 			if err != nil {
 				return "", err
 			}
-			entries = append(entries, Entry{Name: n, Kind: KindDir, Mode: uint32(fi.Mode().Perm()), Hash: h})
+			entries = append(entries, Entry{Name: n, Kind: KindDir, Mode: uint32(l.mode.Perm()), Hash: h})
 		case typ&fs.ModeSymlink != 0:
 			t, err := ws.r.Readlink(crel)
 			if err != nil {
@@ -240,7 +252,7 @@ func (ws *walkState) dir(rel string, ign workspace.Ignores) (string, error) {
 			if ws.s.excludeRel[crel] {
 				continue
 			}
-			e, ok := ws.file(crel, de)
+			e, ok := ws.file(crel, l)
 			if ws.err != nil {
 				return "", ws.err
 			}
@@ -317,16 +329,12 @@ func (ws *walkState) flush() error {
 }
 
 // file records one regular file, reading it only when its stat changed.
-func (ws *walkState) file(rel string, de fs.DirEntry) (Entry, bool) {
-	fi, err := de.Info()
-	if err != nil || !fi.Mode().IsRegular() {
-		return Entry{}, false
-	}
-	e := Entry{Name: de.Name(), Kind: KindFile, Mode: uint32(fi.Mode().Perm()), Size: fi.Size()}
-	key := keyOf(fi)
-	if fi.Size() > ws.s.limits.MaxFileBytes {
+func (ws *walkState) file(rel string, l *listed) (Entry, bool) {
+	e := Entry{Name: l.name, Kind: KindFile, Mode: uint32(l.mode.Perm()), Size: l.size}
+	key := l.key
+	if l.size > ws.s.limits.MaxFileBytes {
 		e.Kind = KindSkipped
-		ws.res.Notes = append(ws.res.Notes, fmt.Sprintf("%s not checkpointed: %s over the per-file cap of %s", rel, human(fi.Size()), human(ws.s.limits.MaxFileBytes)))
+		ws.res.Notes = append(ws.res.Notes, fmt.Sprintf("%s not checkpointed: %s over the per-file cap of %s", rel, human(l.size), human(ws.s.limits.MaxFileBytes)))
 		return e, true
 	}
 	if c, ok := ws.s.cache[rel]; ok && c.Key == key && ws.s.stored(c.Hash) {
@@ -334,7 +342,7 @@ func (ws *walkState) file(rel string, de fs.DirEntry) (Entry, bool) {
 		ws.next[rel] = c
 		return e, true
 	}
-	if ws.res.Read+fi.Size() > ws.s.limits.MaxSnapshotBytes {
+	if ws.res.Read+l.size > ws.s.limits.MaxSnapshotBytes {
 		e.Kind = KindSkipped
 		ws.res.Notes = append(ws.res.Notes, fmt.Sprintf("%s not checkpointed: the snapshot's cap of %s was reached", rel, human(ws.s.limits.MaxSnapshotBytes)))
 		return e, true
