@@ -215,14 +215,6 @@ func (o *objects) closePack() {
 	o.w, o.wName, o.wEnd = nil, "", 0
 }
 
-// Close closes the pack this process appends to (the next write opens a new one).
-func (o *objects) Close() error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.closePack()
-	return nil
-}
-
 // locate returns where h is packed (mu held), reading the packs' indexes when they
 // were not read yet.
 func (o *objects) locate(h string) (packLoc, bool) {
