@@ -62,27 +62,36 @@ func (c *CheckpointStore) Append(ctx context.Context, runID string, entries []tr
 	}
 	return db.write(ctx, op, func(sqltx *sql.Tx) error {
 		tx := db.cached(sqltx)
+		// One read for the claim and the run's counters (each statement costs a trip
+		// through database/sql and the VDBE).
+		var (
+			claimHost, claimStart sql.NullString
+			claimPID              sql.NullInt64
+			oldSession            sql.NullString
+			nBatches, nEntries    int64
+			started               int64
+		)
+		if err := tx.QueryRowContext(ctx, `SELECT c.host, c.pid, c.start_time, r.session_id,
+	COALESCE(r.n_batches, 0), COALESCE(r.n_entries, 0), COALESCE(r.started_at, 0)
+FROM (SELECT ?1 AS id) k LEFT JOIN run_claims c ON c.run_id = k.id LEFT JOIN runs r ON r.run_id = k.id`, runID).
+			Scan(&claimHost, &claimPID, &claimStart, &oldSession, &nBatches, &nEntries, &started); err != nil {
+			return err
+		}
+		var claim *Holder
+		if claimHost.Valid {
+			claim = &Holder{Host: claimHost.String, PID: int(claimPID.Int64), StartTime: claimStart.String}
+		}
 		if head.Status == store.StatusRunning {
-			if err := db.takeClaim(ctx, tx, runID); err != nil {
+			if err := db.claimWith(ctx, tx, runID, claim); err != nil {
 				return err
 			}
-		} else {
-			h, err := db.liveOther(ctx, tx, runID)
-			if err != nil {
-				return err
-			}
-			if h != nil {
-				return db.heldError(runID, h)
+		} else if claim != nil {
+			if *claim != db.self && db.alive(*claim) {
+				return db.heldError(runID, claim)
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM run_claims WHERE run_id = ?`, runID); err != nil {
 				return err
 			}
-		}
-		var nBatches, nEntries, started int64
-		err := tx.QueryRowContext(ctx, `SELECT n_batches, n_entries, started_at FROM runs WHERE run_id = ?`, runID).
-			Scan(&nBatches, &nEntries, &started)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
 		}
 		if head.StartedAt.IsZero() {
 			head.StartedAt = fromMillis(started)
@@ -99,14 +108,24 @@ func (c *CheckpointStore) Append(ctx context.Context, runID string, entries []tr
 			newBatches++
 			newEntries += int64(len(entries))
 		}
-		if _, err := tx.ExecContext(ctx, `
-INSERT INTO runs (run_id, session_id, status, head, n_batches, n_entries, started_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT(run_id) DO UPDATE SET session_id = excluded.session_id, status = excluded.status,
-	head = excluded.head, n_batches = excluded.n_batches, n_entries = excluded.n_entries,
-	updated_at = excluded.updated_at`,
-			runID, head.SessionID, string(head.Status), string(hj), newBatches, newEntries,
-			millis(head.StartedAt), millis(head.UpdatedAt)); err != nil {
+		switch {
+		case !oldSession.Valid:
+			_, err = tx.ExecContext(ctx, `INSERT INTO runs (run_id, session_id, status, head, n_batches, n_entries, started_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+				runID, head.SessionID, string(head.Status), string(hj), newBatches, newEntries,
+				millis(head.StartedAt), millis(head.UpdatedAt))
+		case oldSession.String == head.SessionID:
+			// session_id is left out when unchanged: setting an indexed column, even to
+			// its own value, rewrites its index entry (one more page per checkpoint).
+			_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, head = ?, n_batches = ?, n_entries = ?, updated_at = ?
+WHERE run_id = ?`,
+				string(head.Status), string(hj), newBatches, newEntries, millis(head.UpdatedAt), runID)
+		default:
+			_, err = tx.ExecContext(ctx, `UPDATE runs SET session_id = ?, status = ?, head = ?, n_batches = ?, n_entries = ?, updated_at = ?
+WHERE run_id = ?`,
+				head.SessionID, string(head.Status), string(hj), newBatches, newEntries, millis(head.UpdatedAt), runID)
+		}
+		if err != nil {
 			return err
 		}
 		if err := putBlobs(ctx, tx, blobs, now); err != nil {

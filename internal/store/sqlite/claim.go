@@ -103,13 +103,18 @@ func (db *DB) takeClaim(ctx context.Context, tx execQuerier, runID string) error
 	if err != nil {
 		return err
 	}
+	return db.claimWith(ctx, tx, runID, h)
+}
+
+// claimWith is takeClaim given runID's current holder h (nil: none), read in tx.
+func (db *DB) claimWith(ctx context.Context, tx execQuerier, runID string, h *Holder) error {
 	if h != nil && *h == db.self {
 		return nil
 	}
 	if h != nil && db.alive(*h) {
 		return db.heldError(runID, h)
 	}
-	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO run_claims (run_id, host, pid, start_time, claimed_at) VALUES (?, ?, ?, ?, ?)`,
+	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO run_claims (run_id, host, pid, start_time, claimed_at) VALUES (?, ?, ?, ?, ?)`,
 		runID, db.self.Host, db.self.PID, db.self.StartTime, db.now().UnixMilli())
 	return err
 }
