@@ -67,14 +67,14 @@ func (c *CheckpointStore) Append(ctx context.Context, runID string, entries []tr
 		var (
 			claimHost, claimStart sql.NullString
 			claimPID              sql.NullInt64
-			oldSession            sql.NullString
+			oldStatus, oldSession sql.NullString
 			nBatches, nEntries    int64
 			started               int64
 		)
-		if err := tx.QueryRowContext(ctx, `SELECT c.host, c.pid, c.start_time, r.session_id,
+		if err := tx.QueryRowContext(ctx, `SELECT c.host, c.pid, c.start_time, r.status, r.session_id,
 	COALESCE(r.n_batches, 0), COALESCE(r.n_entries, 0), COALESCE(r.started_at, 0)
 FROM (SELECT ?1 AS id) k LEFT JOIN run_claims c ON c.run_id = k.id LEFT JOIN runs r ON r.run_id = k.id`, runID).
-			Scan(&claimHost, &claimPID, &claimStart, &oldSession, &nBatches, &nEntries, &started); err != nil {
+			Scan(&claimHost, &claimPID, &claimStart, &oldStatus, &oldSession, &nBatches, &nEntries, &started); err != nil {
 			return err
 		}
 		var claim *Holder
@@ -108,22 +108,26 @@ FROM (SELECT ?1 AS id) k LEFT JOIN run_claims c ON c.run_id = k.id LEFT JOIN run
 			newBatches++
 			newEntries += int64(len(entries))
 		}
-		switch {
-		case !oldSession.Valid:
+		if !oldStatus.Valid {
 			_, err = tx.ExecContext(ctx, `INSERT INTO runs (run_id, session_id, status, head, n_batches, n_entries, started_at, updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 				runID, head.SessionID, string(head.Status), string(hj), newBatches, newEntries,
 				millis(head.StartedAt), millis(head.UpdatedAt))
-		case oldSession.String == head.SessionID:
-			// session_id is left out when unchanged: setting an indexed column, even to
-			// its own value, rewrites its index entry (one more page per checkpoint).
-			_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, head = ?, n_batches = ?, n_entries = ?, updated_at = ?
-WHERE run_id = ?`,
-				string(head.Status), string(hj), newBatches, newEntries, millis(head.UpdatedAt), runID)
-		default:
-			_, err = tx.ExecContext(ctx, `UPDATE runs SET session_id = ?, status = ?, head = ?, n_batches = ?, n_entries = ?, updated_at = ?
-WHERE run_id = ?`,
-				head.SessionID, string(head.Status), string(hj), newBatches, newEntries, millis(head.UpdatedAt), runID)
+		} else {
+			// The indexed columns (session_id, status) are set only when they change:
+			// setting one even to its own value rewrites its index entries, one more
+			// WAL page per checkpoint.
+			set := `head = ?, n_batches = ?, n_entries = ?, updated_at = ?`
+			args := []any{string(hj), newBatches, newEntries, millis(head.UpdatedAt)}
+			if oldStatus.String != string(head.Status) {
+				set += `, status = ?`
+				args = append(args, string(head.Status))
+			}
+			if oldSession.String != head.SessionID {
+				set += `, session_id = ?`
+				args = append(args, head.SessionID)
+			}
+			_, err = tx.ExecContext(ctx, `UPDATE runs SET `+set+` WHERE run_id = ?`, append(args, runID)...)
 		}
 		if err != nil {
 			return err
@@ -395,15 +399,20 @@ func (c *CheckpointStore) GetRun(ctx context.Context, runID string) (RunInfo, er
 func (c *CheckpointStore) listRuns(ctx context.Context, f RunFilter, runID string) ([]RunInfo, error) {
 	db := c.db
 	var out []RunInfo
-	q := `SELECT r.run_id, r.head, r.n_entries, r.started_at, r.updated_at, c.host, c.pid, c.start_time
-FROM runs r LEFT JOIN run_claims c ON c.run_id = r.run_id
-WHERE (?1 = '' OR r.session_id = ?1) AND (?2 = '' OR r.run_id = ?2)
-	AND (?3 = '' OR r.session_id IN (SELECT id FROM sessions WHERE repo = ?3))
-ORDER BY r.updated_at DESC, r.run_id`
+	where := `(?1 = '' OR r.session_id = ?1) AND (?2 = '' OR r.run_id = ?2)
+	AND (?3 = '' OR r.session_id IN (SELECT id FROM sessions WHERE repo = ?3))`
 	limit := f.Limit
 	if f.Status != "" {
 		limit = 0 // the effective status is known only after the liveness check
 	}
+	// The recency index (runs_updated) leaves running runs out, so checkpoints do
+	// not rewrite it; runs_running finds those. SQLite merges the two ordered arms,
+	// so the rows stream in order and stop at the limit.
+	arm := `SELECT r.run_id, r.head, r.n_entries, r.started_at, r.updated_at, c.host, c.pid, c.start_time
+FROM runs r %s LEFT JOIN run_claims c ON c.run_id = r.run_id
+WHERE r.status %s 'running' AND ` + where
+	q := fmt.Sprintf(arm, "INDEXED BY runs_updated", "<>") + "\nUNION ALL\n" +
+		fmt.Sprintf(arm, "INDEXED BY runs_running", "=") + "\nORDER BY 5 DESC, 1"
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
