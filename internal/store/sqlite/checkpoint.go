@@ -60,7 +60,7 @@ func (c *CheckpointStore) Append(ctx context.Context, runID string, entries []tr
 	if head.UpdatedAt.IsZero() {
 		head.UpdatedAt = now
 	}
-	return db.write(ctx, op, func(sqltx *sql.Tx) error {
+	return db.write(ctx, op, func(sqltx dbtx) error {
 		tx := db.cached(sqltx)
 		// One read for the claim and the run's counters (each statement costs a trip
 		// through database/sql and the VDBE).
@@ -152,7 +152,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 func (c *CheckpointStore) Load(ctx context.Context, runID string) (*store.Snapshot, error) {
 	db := c.db
 	snap := &store.Snapshot{RunID: runID}
-	err := db.read(ctx, "load checkpoint of run "+runID, func(tx *sql.Tx) error {
+	err := db.read(ctx, "load checkpoint of run "+runID, func(tx dbtx) error {
 		var hj string
 		var nBatches, nEntries int64
 		err := tx.QueryRowContext(ctx, `SELECT head, n_batches, n_entries FROM runs WHERE run_id = ?`, runID).
@@ -416,7 +416,7 @@ WHERE r.status %s 'running' AND ` + where
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	err := db.read(ctx, "list runs", func(tx *sql.Tx) error {
+	err := db.read(ctx, "list runs", func(tx dbtx) error {
 		rows, err := tx.QueryContext(ctx, q, f.SessionID, runID, f.Repo)
 		if err != nil {
 			return err
@@ -474,7 +474,7 @@ func idsWithPrefix(ctx context.Context, db *DB, op, q, prefix string) ([]string,
 // queryStrings runs q (one text column) with args and collects the column.
 func queryStrings(ctx context.Context, db *DB, op, q string, args ...any) ([]string, error) {
 	var ids []string
-	err := db.read(ctx, op, func(tx *sql.Tx) error {
+	err := db.read(ctx, op, func(tx dbtx) error {
 		rows, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
@@ -522,7 +522,7 @@ func (c *CheckpointStore) Reset(ctx context.Context, runID string) error {
 
 func (c *CheckpointStore) deleteRun(ctx context.Context, runID, op string, mustExist bool) error {
 	db := c.db
-	return db.write(ctx, op, func(tx *sql.Tx) error {
+	return db.write(ctx, op, func(tx dbtx) error {
 		h, err := db.liveOther(ctx, tx, runID)
 		if err != nil {
 			return err

@@ -133,7 +133,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err := db.sql.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
 		return db.fail("switch database to WAL", err)
 	}
-	return db.write(ctx, "migrate database", func(tx *sql.Tx) error {
+	return db.write(ctx, "migrate database", func(tx dbtx) error {
 		// Re-read under the write lock: another process may have migrated meanwhile.
 		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+schemaTable+
 			` (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
