@@ -40,7 +40,7 @@ func (c *CheckpointStore) Append(ctx context.Context, runID string, entries []tr
 	default:
 		return errs.Newf(errs.KindInternal, "", "%s: invalid status %q", op, head.Status)
 	}
-	settings, err := redactJSON(head.Settings)
+	settings, err := db.redactSettings(head.Settings)
 	if err != nil {
 		return errs.Wrap(errs.KindInternal, err, op+": settings", "")
 	}

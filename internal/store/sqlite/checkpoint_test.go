@@ -345,6 +345,38 @@ func TestSecretsNeverStored(t *testing.T) {
 	}
 }
 
+// TestSecretsRedactedAtEveryCheckpoint: the remembered redaction of the last
+// settings is used only for the same bytes, also when the caller reuses its buffer.
+func TestSecretsRedactedAtEveryCheckpoint(t *testing.T) {
+	ctx := ctxT(t)
+	db := openTest(t)
+	cp := db.Checkpoints()
+	buf := []byte(`{"api_key":"sk-one"}`)
+	head := func() string {
+		t.Helper()
+		var s string
+		if err := db.sql.QueryRowContext(ctx, `SELECT head FROM runs WHERE run_id = 'r'`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for i, settings := range []string{`{"api_key":"sk-one"}`, `{"api_key":"sk-one"}`, `{"model":"m"}`, `{"api_key":"sk-two"}`, `{"api_key":"sk-two"}`} {
+		buf = append(buf[:0], settings...) // the same backing array every time
+		h := running("a")
+		h.Settings = buf
+		if err := cp.Append(ctx, "r", nil, h); err != nil {
+			t.Fatal(err)
+		}
+		got := head()
+		if strings.Contains(got, "sk-") {
+			t.Errorf("checkpoint %d stored a secret: %s", i, got)
+		}
+		if settings == `{"model":"m"}` && !strings.Contains(got, `"settings":{"model":"m"}`) {
+			t.Errorf("checkpoint %d lost the settings: %s", i, got)
+		}
+	}
+}
+
 func TestRedactJSON(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{`{"a":1}`, `{"a":1}`}, // unchanged bytes when nothing is secret

@@ -49,6 +49,7 @@ type DB struct {
 	now    func() time.Time
 	// readOnly: opened by OpenReadOnly; writes are refused.
 	readOnly bool
+	settings settingsMemo // redact.go
 }
 
 // DefaultPath is where lovia keeps its database: $LOVIA_HOME/lovia.db, else
