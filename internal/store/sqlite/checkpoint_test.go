@@ -437,6 +437,71 @@ func TestClaimFromAnotherHost(t *testing.T) {
 	}
 }
 
+// TestAppendHeldRun: the checkpoints of a run this process holds, with its start
+// time in the head as the runtime writes it, keep batches in order, follow a change
+// of session or status, and still refuse a run another process took over.
+func TestAppendHeldRun(t *testing.T) {
+	ctx := ctxT(t)
+	db := openTest(t)
+	cp := db.Checkpoints()
+	h := running("a")
+	h.StartedAt = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	h.SessionID = "s1"
+	for i, batch := range [][]transcript.Entry{
+		{transcript.UserInput("go")},
+		nil, // a head-only checkpoint
+		{transcript.AssistantText("one"), transcript.AssistantText("two")},
+		{transcript.AssistantText("three")},
+	} {
+		h.Turns = i
+		if err := cp.Append(ctx, "r", batch, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.SessionID = "s2" // the session is known late
+	if err := cp.Append(ctx, "r", []transcript.Entry{transcript.AssistantText("four")}, h); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := cp.Load(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(texts(snap.Entries), "|"); got != "input:go|assistant_text:one|assistant_text:two|assistant_text:three|assistant_text:four" {
+		t.Errorf("entries = %s", got)
+	}
+	if snap.Head.Turns != 3 || snap.Head.SessionID != "s2" || !snap.Head.StartedAt.Equal(h.StartedAt) {
+		t.Errorf("head = %+v", snap.Head)
+	}
+	if runs, _ := cp.ListRuns(ctx, RunFilter{SessionID: "s2"}); len(runs) != 1 {
+		t.Errorf("runs of session s2: %+v", runs)
+	}
+
+	// Another process took the run over (its claim replaced ours).
+	if _, err := db.sql.ExecContext(ctx, `UPDATE run_claims SET host = 'other-box', pid = 1`); err != nil {
+		t.Fatal(err)
+	}
+	err = cp.Append(ctx, "r", []transcript.Entry{transcript.AssistantText("lost")}, h)
+	if errs.KindOf(err) != errs.KindRunConflict {
+		t.Fatalf("append to a run held elsewhere: %v", err)
+	}
+	if ri, _ := cp.GetRun(ctx, "r"); ri.Entries != 5 {
+		t.Errorf("a refused append changed the run: %+v", ri)
+	}
+	if _, err := db.BreakClaim(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	h.Status = store.StatusCompleted
+	if err := cp.Append(ctx, "r", nil, h); err != nil {
+		t.Fatal(err)
+	}
+	if ri, _ := cp.GetRun(ctx, "r"); ri.StoredStatus != store.StatusCompleted || ri.Holder != nil || ri.Entries != 5 {
+		t.Errorf("completed run: %+v", ri)
+	}
+	if err := db.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestDecodeEntriesRoundTrip: the entries lovia stores load back unchanged.
 func TestDecodeEntriesRoundTrip(t *testing.T) {
 	tests := [][]transcript.Entry{
