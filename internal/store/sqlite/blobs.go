@@ -48,7 +48,7 @@ func putBlobs(ctx context.Context, tx execQuerier, blobs []blob, now time.Time) 
 // fillBlobs puts the stored bytes back into entries' attachments (in place). An
 // attachment whose bytes are gone stays without Data: shown as not available,
 // never an error that would make the session unreadable.
-func fillBlobs(ctx context.Context, tx *sql.Tx, entries []transcript.Entry) error {
+func fillBlobs(ctx context.Context, tx dbtx, entries []transcript.Entry) error {
 	var cache map[string][]byte
 	for i := range entries {
 		for j := range entries[i].Attachments {
@@ -80,7 +80,7 @@ func fillBlobs(ctx context.Context, tx *sql.Tx, entries []transcript.Entry) erro
 // dropOrphanBlobs deletes the attachments no stored entry names any more, so a
 // deleted session takes its images with it. It reads every stored entry, which is
 // fine for the rare deletion it follows.
-func dropOrphanBlobs(ctx context.Context, tx *sql.Tx) error {
+func dropOrphanBlobs(ctx context.Context, tx dbtx) error {
 	_, err := tx.ExecContext(ctx, `DELETE FROM blobs WHERE
 	NOT EXISTS (SELECT 1 FROM session_runs WHERE instr(entries, blobs.sha256) > 0) AND
 	NOT EXISTS (SELECT 1 FROM run_batches WHERE instr(entries, blobs.sha256) > 0)`)

@@ -40,7 +40,7 @@ func (c *CheckpointStore) Append(ctx context.Context, runID string, entries []tr
 	default:
 		return errs.Newf(errs.KindInternal, "", "%s: invalid status %q", op, head.Status)
 	}
-	settings, err := redactJSON(head.Settings)
+	settings, err := db.redactSettings(head.Settings)
 	if err != nil {
 		return errs.Wrap(errs.KindInternal, err, op+": settings", "")
 	}
@@ -60,29 +60,38 @@ func (c *CheckpointStore) Append(ctx context.Context, runID string, entries []tr
 	if head.UpdatedAt.IsZero() {
 		head.UpdatedAt = now
 	}
-	return db.write(ctx, op, func(sqltx *sql.Tx) error {
+	return db.write(ctx, op, func(sqltx dbtx) error {
 		tx := db.cached(sqltx)
+		// One read for the claim and the run's counters (each statement costs a trip
+		// through database/sql and the VDBE).
+		var (
+			claimHost, claimStart sql.NullString
+			claimPID              sql.NullInt64
+			oldStatus, oldSession sql.NullString
+			nBatches, nEntries    int64
+			started               int64
+		)
+		if err := tx.QueryRowContext(ctx, `SELECT c.host, c.pid, c.start_time, r.status, r.session_id,
+	COALESCE(r.n_batches, 0), COALESCE(r.n_entries, 0), COALESCE(r.started_at, 0)
+FROM (SELECT ?1 AS id) k LEFT JOIN run_claims c ON c.run_id = k.id LEFT JOIN runs r ON r.run_id = k.id`, runID).
+			Scan(&claimHost, &claimPID, &claimStart, &oldStatus, &oldSession, &nBatches, &nEntries, &started); err != nil {
+			return err
+		}
+		var claim *Holder
+		if claimHost.Valid {
+			claim = &Holder{Host: claimHost.String, PID: int(claimPID.Int64), StartTime: claimStart.String}
+		}
 		if head.Status == store.StatusRunning {
-			if err := db.takeClaim(ctx, tx, runID); err != nil {
+			if err := db.claimWith(ctx, tx, runID, claim); err != nil {
 				return err
 			}
-		} else {
-			h, err := db.liveOther(ctx, tx, runID)
-			if err != nil {
-				return err
-			}
-			if h != nil {
-				return db.heldError(runID, h)
+		} else if claim != nil {
+			if *claim != db.self && db.alive(*claim) {
+				return db.heldError(runID, claim)
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM run_claims WHERE run_id = ?`, runID); err != nil {
 				return err
 			}
-		}
-		var nBatches, nEntries, started int64
-		err := tx.QueryRowContext(ctx, `SELECT n_batches, n_entries, started_at FROM runs WHERE run_id = ?`, runID).
-			Scan(&nBatches, &nEntries, &started)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
 		}
 		if head.StartedAt.IsZero() {
 			head.StartedAt = fromMillis(started)
@@ -99,14 +108,28 @@ func (c *CheckpointStore) Append(ctx context.Context, runID string, entries []tr
 			newBatches++
 			newEntries += int64(len(entries))
 		}
-		if _, err := tx.ExecContext(ctx, `
-INSERT INTO runs (run_id, session_id, status, head, n_batches, n_entries, started_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT(run_id) DO UPDATE SET session_id = excluded.session_id, status = excluded.status,
-	head = excluded.head, n_batches = excluded.n_batches, n_entries = excluded.n_entries,
-	updated_at = excluded.updated_at`,
-			runID, head.SessionID, string(head.Status), string(hj), newBatches, newEntries,
-			millis(head.StartedAt), millis(head.UpdatedAt)); err != nil {
+		if !oldStatus.Valid {
+			_, err = tx.ExecContext(ctx, `INSERT INTO runs (run_id, session_id, status, head, n_batches, n_entries, started_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+				runID, head.SessionID, string(head.Status), string(hj), newBatches, newEntries,
+				millis(head.StartedAt), millis(head.UpdatedAt))
+		} else {
+			// The indexed columns (session_id, status) are set only when they change:
+			// setting one even to its own value rewrites its index entries, one more
+			// WAL page per checkpoint.
+			set := `head = ?, n_batches = ?, n_entries = ?, updated_at = ?`
+			args := []any{string(hj), newBatches, newEntries, millis(head.UpdatedAt)}
+			if oldStatus.String != string(head.Status) {
+				set += `, status = ?`
+				args = append(args, string(head.Status))
+			}
+			if oldSession.String != head.SessionID {
+				set += `, session_id = ?`
+				args = append(args, head.SessionID)
+			}
+			_, err = tx.ExecContext(ctx, `UPDATE runs SET `+set+` WHERE run_id = ?`, append(args, runID)...)
+		}
+		if err != nil {
 			return err
 		}
 		if err := putBlobs(ctx, tx, blobs, now); err != nil {
@@ -129,7 +152,7 @@ ON CONFLICT(run_id) DO UPDATE SET session_id = excluded.session_id, status = exc
 func (c *CheckpointStore) Load(ctx context.Context, runID string) (*store.Snapshot, error) {
 	db := c.db
 	snap := &store.Snapshot{RunID: runID}
-	err := db.read(ctx, "load checkpoint of run "+runID, func(tx *sql.Tx) error {
+	err := db.read(ctx, "load checkpoint of run "+runID, func(tx dbtx) error {
 		var hj string
 		var nBatches, nEntries int64
 		err := tx.QueryRowContext(ctx, `SELECT head, n_batches, n_entries FROM runs WHERE run_id = ?`, runID).
@@ -376,19 +399,24 @@ func (c *CheckpointStore) GetRun(ctx context.Context, runID string) (RunInfo, er
 func (c *CheckpointStore) listRuns(ctx context.Context, f RunFilter, runID string) ([]RunInfo, error) {
 	db := c.db
 	var out []RunInfo
-	q := `SELECT r.run_id, r.head, r.n_entries, r.started_at, r.updated_at, c.host, c.pid, c.start_time
-FROM runs r LEFT JOIN run_claims c ON c.run_id = r.run_id
-WHERE (?1 = '' OR r.session_id = ?1) AND (?2 = '' OR r.run_id = ?2)
-	AND (?3 = '' OR r.session_id IN (SELECT id FROM sessions WHERE repo = ?3))
-ORDER BY r.updated_at DESC, r.run_id`
+	where := `(?1 = '' OR r.session_id = ?1) AND (?2 = '' OR r.run_id = ?2)
+	AND (?3 = '' OR r.session_id IN (SELECT id FROM sessions WHERE repo = ?3))`
 	limit := f.Limit
 	if f.Status != "" {
 		limit = 0 // the effective status is known only after the liveness check
 	}
+	// The recency index (runs_updated) leaves running runs out, so checkpoints do
+	// not rewrite it; runs_running finds those. SQLite merges the two ordered arms,
+	// so the rows stream in order and stop at the limit.
+	arm := `SELECT r.run_id, r.head, r.n_entries, r.started_at, r.updated_at, c.host, c.pid, c.start_time
+FROM runs r %s LEFT JOIN run_claims c ON c.run_id = r.run_id
+WHERE r.status %s 'running' AND ` + where
+	q := fmt.Sprintf(arm, "INDEXED BY runs_updated", "<>") + "\nUNION ALL\n" +
+		fmt.Sprintf(arm, "INDEXED BY runs_running", "=") + "\nORDER BY 5 DESC, 1"
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	err := db.read(ctx, "list runs", func(tx *sql.Tx) error {
+	err := db.read(ctx, "list runs", func(tx dbtx) error {
 		rows, err := tx.QueryContext(ctx, q, f.SessionID, runID, f.Repo)
 		if err != nil {
 			return err
@@ -446,7 +474,7 @@ func idsWithPrefix(ctx context.Context, db *DB, op, q, prefix string) ([]string,
 // queryStrings runs q (one text column) with args and collects the column.
 func queryStrings(ctx context.Context, db *DB, op, q string, args ...any) ([]string, error) {
 	var ids []string
-	err := db.read(ctx, op, func(tx *sql.Tx) error {
+	err := db.read(ctx, op, func(tx dbtx) error {
 		rows, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
@@ -494,7 +522,7 @@ func (c *CheckpointStore) Reset(ctx context.Context, runID string) error {
 
 func (c *CheckpointStore) deleteRun(ctx context.Context, runID, op string, mustExist bool) error {
 	db := c.db
-	return db.write(ctx, op, func(tx *sql.Tx) error {
+	return db.write(ctx, op, func(tx dbtx) error {
 		h, err := db.liveOther(ctx, tx, runID)
 		if err != nil {
 			return err

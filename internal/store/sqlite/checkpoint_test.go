@@ -345,6 +345,38 @@ func TestSecretsNeverStored(t *testing.T) {
 	}
 }
 
+// TestSecretsRedactedAtEveryCheckpoint: the remembered redaction of the last
+// settings is used only for the same bytes, also when the caller reuses its buffer.
+func TestSecretsRedactedAtEveryCheckpoint(t *testing.T) {
+	ctx := ctxT(t)
+	db := openTest(t)
+	cp := db.Checkpoints()
+	buf := []byte(`{"api_key":"sk-one"}`)
+	head := func() string {
+		t.Helper()
+		var s string
+		if err := db.sql.QueryRowContext(ctx, `SELECT head FROM runs WHERE run_id = 'r'`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for i, settings := range []string{`{"api_key":"sk-one"}`, `{"api_key":"sk-one"}`, `{"model":"m"}`, `{"api_key":"sk-two"}`, `{"api_key":"sk-two"}`} {
+		buf = append(buf[:0], settings...) // the same backing array every time
+		h := running("a")
+		h.Settings = buf
+		if err := cp.Append(ctx, "r", nil, h); err != nil {
+			t.Fatal(err)
+		}
+		got := head()
+		if strings.Contains(got, "sk-") {
+			t.Errorf("checkpoint %d stored a secret: %s", i, got)
+		}
+		if settings == `{"model":"m"}` && !strings.Contains(got, `"settings":{"model":"m"}`) {
+			t.Errorf("checkpoint %d lost the settings: %s", i, got)
+		}
+	}
+}
+
 func TestRedactJSON(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{`{"a":1}`, `{"a":1}`}, // unchanged bytes when nothing is secret
@@ -402,6 +434,71 @@ func TestClaimFromAnotherHost(t *testing.T) {
 	}
 	if broke, _ := db.BreakClaim(ctx, "nothing"); broke {
 		t.Error("BreakClaim of an unclaimed run reported a claim")
+	}
+}
+
+// TestAppendHeldRun: the checkpoints of a run this process holds, with its start
+// time in the head as the runtime writes it, keep batches in order, follow a change
+// of session or status, and still refuse a run another process took over.
+func TestAppendHeldRun(t *testing.T) {
+	ctx := ctxT(t)
+	db := openTest(t)
+	cp := db.Checkpoints()
+	h := running("a")
+	h.StartedAt = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	h.SessionID = "s1"
+	for i, batch := range [][]transcript.Entry{
+		{transcript.UserInput("go")},
+		nil, // a head-only checkpoint
+		{transcript.AssistantText("one"), transcript.AssistantText("two")},
+		{transcript.AssistantText("three")},
+	} {
+		h.Turns = i
+		if err := cp.Append(ctx, "r", batch, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.SessionID = "s2" // the session is known late
+	if err := cp.Append(ctx, "r", []transcript.Entry{transcript.AssistantText("four")}, h); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := cp.Load(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(texts(snap.Entries), "|"); got != "input:go|assistant_text:one|assistant_text:two|assistant_text:three|assistant_text:four" {
+		t.Errorf("entries = %s", got)
+	}
+	if snap.Head.Turns != 3 || snap.Head.SessionID != "s2" || !snap.Head.StartedAt.Equal(h.StartedAt) {
+		t.Errorf("head = %+v", snap.Head)
+	}
+	if runs, _ := cp.ListRuns(ctx, RunFilter{SessionID: "s2"}); len(runs) != 1 {
+		t.Errorf("runs of session s2: %+v", runs)
+	}
+
+	// Another process took the run over (its claim replaced ours).
+	if _, err := db.sql.ExecContext(ctx, `UPDATE run_claims SET host = 'other-box', pid = 1`); err != nil {
+		t.Fatal(err)
+	}
+	err = cp.Append(ctx, "r", []transcript.Entry{transcript.AssistantText("lost")}, h)
+	if errs.KindOf(err) != errs.KindRunConflict {
+		t.Fatalf("append to a run held elsewhere: %v", err)
+	}
+	if ri, _ := cp.GetRun(ctx, "r"); ri.Entries != 5 {
+		t.Errorf("a refused append changed the run: %+v", ri)
+	}
+	if _, err := db.BreakClaim(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	h.Status = store.StatusCompleted
+	if err := cp.Append(ctx, "r", nil, h); err != nil {
+		t.Fatal(err)
+	}
+	if ri, _ := cp.GetRun(ctx, "r"); ri.StoredStatus != store.StatusCompleted || ri.Holder != nil || ri.Entries != 5 {
+		t.Errorf("completed run: %+v", ri)
+	}
+	if err := db.Check(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
 

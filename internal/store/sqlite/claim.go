@@ -86,7 +86,7 @@ func (db *DB) heldError(runID string, h *Holder) error {
 // known to be gone. It reports whether there was a claim.
 func (db *DB) BreakClaim(ctx context.Context, runID string) (bool, error) {
 	var n int64
-	err := db.write(ctx, "break claim of run "+runID, func(tx *sql.Tx) error {
+	err := db.write(ctx, "break claim of run "+runID, func(tx dbtx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM run_claims WHERE run_id = ?`, runID)
 		if err == nil {
 			n, _ = res.RowsAffected()
@@ -103,13 +103,18 @@ func (db *DB) takeClaim(ctx context.Context, tx execQuerier, runID string) error
 	if err != nil {
 		return err
 	}
+	return db.claimWith(ctx, tx, runID, h)
+}
+
+// claimWith is takeClaim given runID's current holder h (nil: none), read in tx.
+func (db *DB) claimWith(ctx context.Context, tx execQuerier, runID string, h *Holder) error {
 	if h != nil && *h == db.self {
 		return nil
 	}
 	if h != nil && db.alive(*h) {
 		return db.heldError(runID, h)
 	}
-	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO run_claims (run_id, host, pid, start_time, claimed_at) VALUES (?, ?, ?, ?, ?)`,
+	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO run_claims (run_id, host, pid, start_time, claimed_at) VALUES (?, ?, ?, ?, ?)`,
 		runID, db.self.Host, db.self.PID, db.self.StartTime, db.now().UnixMilli())
 	return err
 }
@@ -121,15 +126,15 @@ func (db *DB) takeClaim(ctx context.Context, tx execQuerier, runID string) error
 // release drops the claim (if still ours); a checkpoint whose status leaves
 // `running` drops it too.
 func (db *DB) Claim(ctx context.Context, runID string) (release func(), err error) {
-	err = db.write(ctx, "claim run "+runID, func(tx *sql.Tx) error { return db.takeClaim(ctx, tx, runID) })
+	err = db.write(ctx, "claim run "+runID, func(tx dbtx) error { return db.takeClaim(ctx, tx, runID) })
 	if err != nil {
 		return nil, err
 	}
 	return func() {
 		// Best effort with a fresh context: release runs on the way out, often
 		// after the run's context was cancelled.
-		_ = db.write(context.Background(), "release run "+runID, func(tx *sql.Tx) error {
-			_, err := tx.Exec(`DELETE FROM run_claims WHERE run_id = ? AND host = ? AND pid = ? AND start_time = ?`,
+		_ = db.write(context.Background(), "release run "+runID, func(tx dbtx) error {
+			_, err := tx.ExecContext(context.Background(), `DELETE FROM run_claims WHERE run_id = ? AND host = ? AND pid = ? AND start_time = ?`,
 				runID, db.self.Host, db.self.PID, db.self.StartTime)
 			return err
 		})
@@ -139,7 +144,7 @@ func (db *DB) Claim(ctx context.Context, runID string) (release func(), err erro
 // HolderOf returns the live process holding runID (this process included), or nil.
 func (db *DB) HolderOf(ctx context.Context, runID string) (*Holder, error) {
 	var out *Holder
-	err := db.read(ctx, "read run claim", func(tx *sql.Tx) error {
+	err := db.read(ctx, "read run claim", func(tx dbtx) error {
 		h, err := claimOf(ctx, tx, runID)
 		if err == nil && h != nil && db.alive(*h) {
 			out = h

@@ -113,6 +113,10 @@ func emptyDB(ctx context.Context, path string) (*DB, error) {
 		sqldb.Close()
 		return nil, err
 	}
+	// Give the one connection back for reads.
+	db.wmu.Lock()
+	db.dropWriteConn()
+	db.wmu.Unlock()
 	db.readOnly = true
 	return db, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Redacted replaces secret values in stored settings and metadata.
@@ -100,4 +101,35 @@ func redactValue(v any) (any, bool) {
 		}
 	}
 	return v, false
+}
+
+// redactSettings is redactJSON for a checkpoint head's settings, remembering the
+// last answer: a run writes the same settings at every checkpoint, and decoding
+// them each time cost a few percent of a checkpoint.
+func (db *DB) redactSettings(raw json.RawMessage) (json.RawMessage, error) {
+	m := &db.settings
+	m.mu.Lock()
+	if m.in != nil && bytes.Equal(m.in, raw) {
+		out := m.out
+		m.mu.Unlock()
+		return out, nil
+	}
+	m.mu.Unlock()
+	out, err := redactJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	// Copies: the caller may reuse raw's bytes.
+	in := append(json.RawMessage{}, raw...)
+	out = append(json.RawMessage(nil), out...)
+	m.mu.Lock()
+	m.in, m.out = in, out
+	m.mu.Unlock()
+	return out, nil
+}
+
+// settingsMemo is the last settings redactSettings saw and its answer.
+type settingsMemo struct {
+	mu      sync.Mutex
+	in, out json.RawMessage
 }

@@ -68,6 +68,63 @@ func TestListRunsByRepo(t *testing.T) {
 	}
 }
 
+// TestListRunsRunningAndFinished: running runs (kept out of the recency index so
+// their checkpoints do not rewrite it) and finished ones list together by recency,
+// also after a run changes status, with the limit and status filter applied.
+func TestListRunsRunningAndFinished(t *testing.T) {
+	ctx := ctxT(t)
+	db := openTest(t)
+	cp := db.Checkpoints()
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	db.now = func() time.Time { clock = clock.Add(time.Minute); return clock }
+	put := func(run string, status store.Status) {
+		t.Helper()
+		if err := cp.Append(ctx, run, []transcript.Entry{transcript.UserInput("go")}, store.Head{Status: status, Agent: "a"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a", store.StatusRunning)
+	put("b", store.StatusCompleted)
+	put("c", store.StatusRunning)
+	put("d", store.StatusFailed)
+	put("a", store.StatusRunning) // a checkpoint of a running run makes it the newest
+	put("e", store.StatusRunning)
+	put("e", store.StatusCompleted) // e leaves running
+	put("b", store.StatusRunning)   // b is resumed
+	ids := func(f RunFilter) string {
+		t.Helper()
+		runs, err := cp.ListRuns(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range runs {
+			out = append(out, r.ID+":"+string(r.StoredStatus))
+		}
+		return strings.Join(out, ",")
+	}
+	for _, c := range []struct {
+		f    RunFilter
+		want string
+	}{
+		{RunFilter{}, "b:running,e:completed,a:running,d:failed,c:running"},
+		{RunFilter{Limit: 3}, "b:running,e:completed,a:running"},
+		{RunFilter{Limit: 1}, "b:running"},
+		{RunFilter{Status: store.StatusCompleted}, "e:completed"},
+		{RunFilter{Status: store.StatusRunning, Limit: 2}, "b:running,a:running"},
+	} {
+		if got := ids(c.f); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.f, got, c.want)
+		}
+	}
+	if ri, err := cp.GetRun(ctx, "e"); err != nil || ri.StoredStatus != store.StatusCompleted || ri.Entries != 2 {
+		t.Errorf("GetRun(e) = %+v, %v", ri, err)
+	}
+	if err := db.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestIDsWithPrefix: the ids that start with a prefix, sorted; LIKE wildcards in the
 // prefix are plain characters.
 func TestIDsWithPrefix(t *testing.T) {

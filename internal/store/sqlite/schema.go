@@ -83,6 +83,16 @@ CREATE TABLE blobs (
 	created_at INTEGER NOT NULL
 );
 `,
+	// v4: a running run's checkpoint writes no index page. Its updated_at changes at
+	// every checkpoint, so the recency index leaves running runs out, and a second
+	// index finds them (Append writes status only when it changes; an indexed column
+	// set even to its own value rewrites its index entry, one more WAL page per
+	// checkpoint). ListRuns merges the two.
+	`
+DROP INDEX runs_updated;
+CREATE INDEX runs_updated ON runs(updated_at) WHERE status <> 'running';
+CREATE INDEX runs_running ON runs(run_id) WHERE status = 'running';
+`,
 }
 
 // SchemaVersion is the schema version this lovia writes.
@@ -123,7 +133,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err := db.sql.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
 		return db.fail("switch database to WAL", err)
 	}
-	return db.write(ctx, "migrate database", func(tx *sql.Tx) error {
+	return db.write(ctx, "migrate database", func(tx dbtx) error {
 		// Re-read under the write lock: another process may have migrated meanwhile.
 		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+schemaTable+
 			` (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {

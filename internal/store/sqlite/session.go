@@ -45,7 +45,7 @@ const titleRunes = 72
 func (s *SessionStore) Load(ctx context.Context, sessionID string) ([]transcript.Entry, error) {
 	db := s.db
 	var out []transcript.Entry
-	err := db.read(ctx, "load session "+sessionID, func(tx *sql.Tx) error {
+	err := db.read(ctx, "load session "+sessionID, func(tx dbtx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT run_id, entries FROM session_runs WHERE session_id = ? ORDER BY seq`, sessionID)
 		if err != nil {
 			return err
@@ -100,7 +100,7 @@ func (s *SessionStore) Append(ctx context.Context, sessionID, runID string, entr
 		title = deriveTitle(entries)
 	}
 	now := db.now().UnixMilli()
-	return db.write(ctx, op, func(tx *sql.Tx) error {
+	return db.write(ctx, op, func(tx dbtx) error {
 		// The run's checkpoint head, if any, fills in what meta leaves out: usage, and
 		// cwd/repo from the run's settings.
 		m := m
@@ -162,12 +162,12 @@ func (s *SessionStore) EnsureSession(ctx context.Context, sessionID string, meta
 		return errs.Wrap(errs.KindInternal, err, "ensure session", "")
 	}
 	now := s.db.now().UnixMilli()
-	return s.db.write(ctx, "create session "+sessionID, func(tx *sql.Tx) error {
+	return s.db.write(ctx, "create session "+sessionID, func(tx dbtx) error {
 		return ensureSession(ctx, tx, sessionID, m, rawMeta, now)
 	})
 }
 
-func ensureSession(ctx context.Context, tx *sql.Tx, id string, m SessionMeta, rawMeta json.RawMessage, now int64) error {
+func ensureSession(ctx context.Context, tx dbtx, id string, m SessionMeta, rawMeta json.RawMessage, now int64) error {
 	if len(rawMeta) == 0 {
 		rawMeta = json.RawMessage(`{}`)
 	}
@@ -312,7 +312,7 @@ ORDER BY s.updated_at DESC, s.id`
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
 	var out []SessionInfo
-	err := s.db.read(ctx, "list sessions", func(tx *sql.Tx) error {
+	err := s.db.read(ctx, "list sessions", func(tx dbtx) error {
 		rows, err := tx.QueryContext(ctx, q, f.Cwd, f.Repo, id, f.IncludeEmpty)
 		if err != nil {
 			return err
@@ -358,7 +358,7 @@ type SessionRun struct {
 // session).
 func (s *SessionStore) SessionRuns(ctx context.Context, sessionID string) ([]SessionRun, error) {
 	var out []SessionRun
-	err := s.db.read(ctx, "list runs of session "+sessionID, func(tx *sql.Tx) error {
+	err := s.db.read(ctx, "list runs of session "+sessionID, func(tx dbtx) error {
 		var one int
 		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, sessionID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
 			return sessionNotFound(sessionID)
@@ -390,7 +390,7 @@ func (s *SessionStore) SessionRuns(ctx context.Context, sessionID string) ([]Ses
 // It is refused (errs.KindRunConflict) while another live process runs one of them.
 func (s *SessionStore) DeleteSession(ctx context.Context, sessionID string) error {
 	db := s.db
-	return db.write(ctx, "delete session "+sessionID, func(tx *sql.Tx) error {
+	return db.write(ctx, "delete session "+sessionID, func(tx dbtx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT run_id FROM runs WHERE session_id = ?`, sessionID)
 		if err != nil {
 			return err
@@ -443,7 +443,7 @@ func (s *SessionStore) Rewind(ctx context.Context, sessionID string, nRuns int) 
 		return 0, nil
 	}
 	var n int64
-	err := s.db.write(ctx, "rewind session "+sessionID, func(tx *sql.Tx) error {
+	err := s.db.write(ctx, "rewind session "+sessionID, func(tx dbtx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM session_runs WHERE seq IN
 	(SELECT seq FROM session_runs WHERE session_id = ? ORDER BY seq DESC LIMIT ?)`, sessionID, nRuns)
 		if err != nil {
@@ -465,7 +465,7 @@ func (s *SessionStore) Rewind(ctx context.Context, sessionID string, nRuns int) 
 // nothing. It returns how many results were shortened.
 func (s *SessionStore) TrimToolOutputs(ctx context.Context, sessionID string, keepLastN, maxChars int) (int, error) {
 	trimmed := 0
-	err := s.db.write(ctx, "trim tool outputs of session "+sessionID, func(tx *sql.Tx) error {
+	err := s.db.write(ctx, "trim tool outputs of session "+sessionID, func(tx dbtx) error {
 		trimmed = 0
 		segs, err := loadSegments(ctx, tx, sessionID)
 		if err != nil {
@@ -543,7 +543,7 @@ func (s *SessionStore) RewindToEntry(ctx context.Context, sessionID string, keep
 		return 0, errs.Newf(errs.KindUsage, "", "entry %d out of range", keep)
 	}
 	dropped := 0
-	err := s.db.write(ctx, "rewind session "+sessionID+" to an entry", func(tx *sql.Tx) error {
+	err := s.db.write(ctx, "rewind session "+sessionID+" to an entry", func(tx dbtx) error {
 		dropped = 0
 		var one int
 		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, sessionID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
@@ -612,7 +612,7 @@ type storedSegment struct {
 }
 
 // loadSegments reads every segment of sessionID in order, within tx.
-func loadSegments(ctx context.Context, tx *sql.Tx, sessionID string) ([]storedSegment, error) {
+func loadSegments(ctx context.Context, tx dbtx, sessionID string) ([]storedSegment, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT seq, entries FROM session_runs WHERE session_id = ? ORDER BY seq`, sessionID)
 	if err != nil {
 		return nil, err

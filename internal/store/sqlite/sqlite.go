@@ -39,13 +39,17 @@ type DB struct {
 	sql  *sql.DB
 	// wmu serialises this process's write transactions so goroutines queue on a
 	// mutex instead of polling SQLite's busy handler; other processes are kept out
-	// by BEGIN IMMEDIATE.
-	wmu  sync.Mutex
-	self Holder // this process, as recorded in run claims
-	now  func() time.Time
+	// by BEGIN IMMEDIATE. It guards wconn and wstmts.
+	wmu sync.Mutex
+	// wconn is the connection write transactions run on, taken from the pool by the
+	// first write and kept (stmtcache.go).
+	wconn  *sql.Conn
+	wstmts map[string]*sql.Stmt // prepared on wconn
+	self   Holder               // this process, as recorded in run claims
+	now    func() time.Time
 	// readOnly: opened by OpenReadOnly; writes are refused.
 	readOnly bool
-	stmts    stmtCache
+	settings settingsMemo // redact.go
 }
 
 // DefaultPath is where lovia keeps its database: $LOVIA_HOME/lovia.db, else
@@ -185,7 +189,12 @@ func moveAsideHint(path string) string {
 func (db *DB) Path() string { return db.path }
 
 // Close closes the database.
-func (db *DB) Close() error { return db.sql.Close() }
+func (db *DB) Close() error {
+	db.wmu.Lock()
+	db.dropWriteConn()
+	db.wmu.Unlock()
+	return db.sql.Close()
+}
 
 // Sessions returns the session store (a store.Session).
 func (db *DB) Sessions() *SessionStore { return &SessionStore{db: db} }
@@ -282,7 +291,7 @@ func sqliteCode(err error) int {
 
 // write runs fn in a BEGIN IMMEDIATE transaction, retrying the whole transaction if
 // another process keeps the write lock past the busy timeout.
-func (db *DB) write(ctx context.Context, op string, fn func(*sql.Tx) error) error {
+func (db *DB) write(ctx context.Context, op string, fn func(dbtx) error) error {
 	if db.readOnly {
 		return errs.Newf(errs.KindInternal, "", "%s: database %s was opened read-only", op, db.path)
 	}
@@ -305,20 +314,31 @@ func (db *DB) write(ctx context.Context, op string, fn func(*sql.Tx) error) erro
 	return db.fail(op, err)
 }
 
-func (db *DB) writeOnce(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := db.sql.BeginTx(ctx, nil) // BEGIN IMMEDIATE (see dsn)
+// writeOnce runs fn between BEGIN IMMEDIATE and COMMIT on the write connection
+// (not a database/sql Tx: see stmtcache.go). Any failure rolls back; a ROLLBACK with
+// no transaction open (BEGIN failed, or COMMIT failed after ending it) is harmless.
+func (db *DB) writeOnce(ctx context.Context, fn func(dbtx) error) error {
+	tx, err := db.writeTx(ctx)
 	if err != nil {
 		return err
 	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
+	if _, err := tx.exec(ctx, "BEGIN IMMEDIATE"); err != nil {
+		tx.rollback()
 		return err
 	}
-	return tx.Commit()
+	if err := fn(tx); err != nil {
+		tx.rollback()
+		return err
+	}
+	if _, err := tx.exec(ctx, "COMMIT"); err != nil {
+		tx.rollback()
+		return err
+	}
+	return nil
 }
 
 // read runs fn in a read transaction (one consistent snapshot under WAL).
-func (db *DB) read(ctx context.Context, op string, fn func(*sql.Tx) error) error {
+func (db *DB) read(ctx context.Context, op string, fn func(dbtx) error) error {
 	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return db.fail(op, err)
