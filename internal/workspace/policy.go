@@ -197,6 +197,9 @@ type Config struct {
 	// front end chose, e.g. with --db's directory); lovia's default user config and
 	// data directories are always included. Not read from YAML.
 	LoviaDirs []string `yaml:"-" json:"-"`
+	// KernelCheck says whether the kernel lets this user create the sandbox's
+	// namespaces (default: sandbox.ProbeKernel); tests replace it. Not read from YAML.
+	KernelCheck func() error `yaml:"-" json:"-"`
 }
 
 // Policy is a compiled Config plus the session's "allow for this session" rules.

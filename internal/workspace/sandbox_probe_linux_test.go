@@ -3,6 +3,7 @@
 package workspace
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,3 +49,56 @@ func TestInstructionsDoNotWaitForSandboxProbe(t *testing.T) {
 		t.Fatalf("after the probe: layers ok=%v, %v", ok, nsErr)
 	}
 }
+
+// The kernel's namespace check runs in the background (auto mode): New does not wait
+// for it, but the system prompt does, so it never claims the namespace layer
+// (read-only .git/config, .lovia) where the kernel refuses it; the helper then starts
+// without namespaces and the layers say why.
+func TestPromptWaitsForKernelCheck(t *testing.T) {
+	if v, _ := sandbox.ABI(); v == 0 {
+		t.Skip("Landlock unavailable")
+	}
+	e := newTestEnv(t)
+	cfg := e.config(PresetCoding)
+	cfg.Sandbox = SandboxAuto
+	release := make(chan struct{})
+	refused := errors.New("namespaces unavailable: operation not permitted")
+	cfg.KernelCheck = func() error {
+		<-release
+		return refused
+	}
+	w, err := New(cfg) // would never return if it waited for the check
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	done := make(chan string)
+	go func() { done <- w.Instructions() }()
+	close(release)
+	got := <-done
+	if !strings.Contains(got, "Commands run in a sandbox") || strings.Contains(got, "read-only file system") {
+		t.Fatalf("instructions claim a layer the kernel refused:\n%s", got)
+	}
+	rep, nsErr, ok := w.SandboxLayers()
+	if !ok || !errors.Is(nsErr, refused) || rep.Namespaces || rep.Landlock == 0 {
+		t.Fatalf("layers: %+v, %v, %v", rep, nsErr, ok)
+	}
+}
+
+// Required mode needs the kernel's answer before New returns: a refusal fails it.
+func TestRequiredWaitsForKernelCheck(t *testing.T) {
+	if v, _ := sandbox.ABI(); v == 0 {
+		t.Skip("Landlock unavailable")
+	}
+	e := newTestEnv(t)
+	cfg := e.config(PresetCoding)
+	cfg.Sandbox = SandboxRequired
+	cfg.KernelCheck = func() error { return errors.New("namespaces unavailable: operation not permitted") }
+	if w, err := New(cfg); err == nil || !strings.Contains(err.Error(), "namespace layer is unavailable") {
+		if w != nil {
+			w.Close()
+		}
+		t.Fatalf("required started although the kernel refused the namespaces: %v", err)
+	}
+}
+

@@ -99,6 +99,11 @@ type SandboxExecutor struct {
 	nsErr   error          // why namespaces are off
 	report  sandbox.Report // what the last started server put in force
 
+	// kernelChecked is closed once the kernel's namespace check (auto mode runs it in
+	// the background) has set nsErr; nil when no check is pending. Every reader of
+	// nsErr waits for it, so nothing claims or uses a layer the kernel refuses.
+	kernelChecked chan struct{}
+
 	// probed is closed when the background probe (auto mode) has finished; probeErr
 	// is its result. Commands wait for it; the first model request does not.
 	probed   chan struct{}
@@ -113,6 +118,27 @@ func (s *SandboxExecutor) probeAsync() {
 		defer close(s.probed)
 		s.probeErr = s.Probe()
 	}()
+}
+
+// checkKernelAsync runs the kernel's namespace check in the background (see
+// kernelChecked).
+func (s *SandboxExecutor) checkKernelAsync(check func() error) {
+	s.kernelChecked = make(chan struct{})
+	go func() {
+		defer close(s.kernelChecked)
+		if err := check(); err != nil {
+			s.stateMu.Lock()
+			s.nsErr = err
+			s.stateMu.Unlock()
+		}
+	}()
+}
+
+// waitKernel waits for a pending kernel check.
+func (s *SandboxExecutor) waitKernel() {
+	if s.kernelChecked != nil {
+		<-s.kernelChecked
+	}
 }
 
 // ready waits for the background probe. A helper that failed refuses commands rather
@@ -144,6 +170,7 @@ func (s *SandboxExecutor) options(req ExecRequest, ns bool) (sandbox.Options, bo
 }
 
 func (s *SandboxExecutor) useNamespaces() bool {
+	s.waitKernel()
 	s.stateMu.Lock()
 	defer s.stateMu.Unlock()
 	return s.Namespaces && s.nsErr == nil
@@ -167,7 +194,8 @@ func (s *SandboxExecutor) Command(ctx context.Context, req ExecRequest) (*exec.C
 
 // Probe starts the exec server once, so a helper that cannot start (e.g. a binary
 // without the hidden subcommand) is found before the first real command. The kernel
-// was already found to allow the namespaces (New): a helper that still cannot set
+// was found to allow the namespaces (New's check, which useNamespaces waits for): a
+// helper that still cannot set
 // them up fails closed — commands are refused, not run with fewer layers — since the
 // cause may be the repository itself (a path shaped to make a mount fail). Only a
 // refusal no repository path takes part in (sandbox.ErrNoNamespaces) counts as the
@@ -192,6 +220,7 @@ func (s *SandboxExecutor) Probe() error {
 // Layers reports what confines commands: the last server's report, and why the
 // namespaces are off (nil when they are on or were not wanted).
 func (s *SandboxExecutor) Layers() (sandbox.Report, error) {
+	s.waitKernel()
 	s.stateMu.Lock()
 	defer s.stateMu.Unlock()
 	return s.report, s.nsErr

@@ -149,12 +149,18 @@ func New(cfg Config) (*Workspace, error) {
 		if sb.Namespaces {
 			// A quick kernel check (one clone of /bin/true) so that the prompt never
 			// claims the namespace layer where the system refuses it; the helper's own
-			// set-up is checked by the probe.
-			if err := sandbox.ProbeKernel(); err != nil {
+			// set-up is checked by the probe. In auto mode it runs while the rest of
+			// the run is assembled: whatever needs its answer (the system prompt,
+			// commands, the helper's start, Layers) waits for it.
+			check := cfg.KernelCheck
+			if check == nil {
+				check = sandbox.ProbeKernel
+			}
+			if mode == SandboxAuto {
+				sb.checkKernelAsync(check)
+			} else if err := check(); err != nil {
 				sb.nsErr = err
-				if mode == SandboxRequired {
-					return nil, errs.Wrap(errs.KindConfig, err, "sandbox required but the namespace layer is unavailable", "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0), or use --sandbox auto (Landlock alone, reported by lovia doctor)")
-				}
+				return nil, errs.Wrap(errs.KindConfig, err, "sandbox required but the namespace layer is unavailable", "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0), or use --sandbox auto (Landlock alone, reported by lovia doctor)")
 			}
 		}
 		w.executor = sb
