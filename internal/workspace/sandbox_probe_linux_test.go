@@ -102,3 +102,28 @@ func TestRequiredWaitsForKernelCheck(t *testing.T) {
 	}
 }
 
+// The exec server starts with GOGC=off (sandbox.ServerEnv) and drops it at once:
+// commands see the GOGC of their own environment, or none.
+func TestSandboxCommandsDoNotInheritServerGOGC(t *testing.T) {
+	if v, _ := sandbox.ABI(); v == 0 {
+		t.Skip("Landlock unavailable")
+	}
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{{nil, "unset\n"}, {map[string]string{"GOGC": "50"}, "50\n"}} {
+		e := newTestEnv(t)
+		cfg := e.config(PresetCoding)
+		cfg.Sandbox = SandboxAuto
+		cfg.Env = c.env
+		w, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, out := bypass(t, w, `echo "${GOGC-unset}"`, 0)
+		w.Close()
+		if res.ExitCode != 0 || out != c.want {
+			t.Errorf("env %v: %+v %q, want %q", c.env, res, out, c.want)
+		}
+	}
+}

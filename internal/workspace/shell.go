@@ -195,9 +195,9 @@ func (s *SandboxExecutor) Command(ctx context.Context, req ExecRequest) (*exec.C
 // Probe starts the exec server once, so a helper that cannot start (e.g. a binary
 // without the hidden subcommand) is found before the first real command. The kernel
 // was found to allow the namespaces (New's check, which useNamespaces waits for): a
-// helper that still cannot set
-// them up fails closed — commands are refused, not run with fewer layers — since the
-// cause may be the repository itself (a path shaped to make a mount fail). Only a
+// helper that still cannot set them up fails closed — commands are refused, not run
+// with fewer layers — since the cause may be the repository itself (a path shaped to
+// make a mount fail). Only a
 // refusal no repository path takes part in (sandbox.ErrNoNamespaces) counts as the
 // layer being unavailable.
 func (s *SandboxExecutor) Probe() error {
