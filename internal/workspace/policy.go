@@ -200,6 +200,12 @@ type Config struct {
 	// KernelCheck says whether the kernel lets this user create the sandbox's
 	// namespaces (default: sandbox.ProbeKernel); tests replace it. Not read from YAML.
 	KernelCheck func() error `yaml:"-" json:"-"`
+	// SandboxStart, when set, holds back the start of the sandbox helper (auto mode)
+	// until it is closed — a front end closes it once the first model request is on
+	// its way, so the helper's start-up does not compete with it for the CPU — or
+	// until the first command needs it. Nil: the helper starts at once. Not read from
+	// YAML.
+	SandboxStart <-chan struct{} `yaml:"-" json:"-"`
 }
 
 // Policy is a compiled Config plus the session's "allow for this session" rules.

@@ -127,3 +127,60 @@ func TestSandboxCommandsDoNotInheritServerGOGC(t *testing.T) {
 		}
 	}
 }
+
+// With a start signal (Config.SandboxStart) the helper starts when the signal comes,
+// not in New: the front end gives it once the first model request is on its way.
+func TestSandboxHelperStartsOnSignal(t *testing.T) {
+	if v, _ := sandbox.ABI(); v == 0 {
+		t.Skip("Landlock unavailable")
+	}
+	e := newTestEnv(t)
+	fifo := filepath.Join(e.base, "started")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.config(PresetCoding)
+	// The helper says it started (blocking until the test listens), then runs as usual.
+	cfg.SandboxHelper = []string{"/bin/sh", "-c", `echo started > '` + fifo + `'; exec "$0" "$@"`, os.Args[0], sandbox.Subcommand}
+	cfg.Sandbox = SandboxAuto
+	start := make(chan struct{})
+	cfg.SandboxStart = start
+	w, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if got := w.Instructions(); !strings.Contains(got, "Commands run in a sandbox") {
+		t.Fatalf("instructions without the sandbox section:\n%s", got)
+	}
+	close(start)
+	// Blocks until the helper writes: only the signal can have started it.
+	if b, err := os.ReadFile(fifo); err != nil || string(b) != "started\n" {
+		t.Fatalf("helper wrote %q, %v", b, err)
+	}
+	if _, nsErr, ok := w.SandboxLayers(); !ok || nsErr != nil {
+		t.Fatalf("layers: ok=%v, %v", ok, nsErr)
+	}
+}
+
+// A command needs the helper: without the start signal it starts it itself.
+func TestSandboxHelperStartsForFirstCommand(t *testing.T) {
+	if v, _ := sandbox.ABI(); v == 0 {
+		t.Skip("Landlock unavailable")
+	}
+	e := newTestEnv(t)
+	cfg := e.config(PresetCoding)
+	cfg.Sandbox = SandboxAuto
+	cfg.SandboxStart = make(chan struct{}) // never closed
+	w, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if res, out := bypass(t, w, "echo ok", 0); res.ExitCode != 0 || out != "ok\n" {
+		t.Fatalf("%+v %q", res, out)
+	}
+	if rep, nsErr, ok := w.SandboxLayers(); !ok || rep.Landlock == 0 {
+		t.Fatalf("layers: %+v, %v, %v", rep, nsErr, ok)
+	}
+}

@@ -106,18 +106,50 @@ type SandboxExecutor struct {
 
 	// probed is closed when the background probe (auto mode) has finished; probeErr
 	// is its result. Commands wait for it; the first model request does not.
-	probed   chan struct{}
-	probeErr error
+	probed    chan struct{}
+	probeErr  error
+	probeOnce sync.Once
+	// closing is closed by stopDeferred (the workspace closes): a deferred probe that
+	// has not started by then never starts.
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 // probeAsync runs Probe in the background: re-executing lovia as the helper costs
-// ~50 ms of start-up that should not delay the first model request.
-func (s *SandboxExecutor) probeAsync() {
+// ~50 ms of start-up (CPU on a machine the first model request shares). With a start
+// signal the probe waits for it — the front end closes it once the first model
+// request is on its way — or for the first command (ready), whichever comes first.
+func (s *SandboxExecutor) probeAsync(start <-chan struct{}) {
 	s.probed = make(chan struct{})
+	s.closing = make(chan struct{})
+	if start == nil {
+		s.startProbe()
+		return
+	}
 	go func() {
-		defer close(s.probed)
-		s.probeErr = s.Probe()
+		select {
+		case <-start:
+			s.startProbe()
+		case <-s.closing:
+		}
 	}()
+}
+
+// startProbe starts the background probe unless it has started already.
+func (s *SandboxExecutor) startProbe() {
+	s.probeOnce.Do(func() {
+		go func() {
+			defer close(s.probed)
+			s.probeErr = s.Probe()
+		}()
+	})
+}
+
+// stopDeferred drops a probe still waiting for its start signal.
+func (s *SandboxExecutor) stopDeferred() {
+	if s.closing != nil {
+		s.closeOnce.Do(func() { close(s.closing) })
+	}
 }
 
 // checkKernelAsync runs the kernel's namespace check in the background (see
@@ -147,6 +179,7 @@ func (s *SandboxExecutor) ready() error {
 	if s.probed == nil {
 		return nil
 	}
+	s.startProbe()
 	<-s.probed
 	if s.probeErr != nil {
 		return fmt.Errorf("the sandbox helper failed (%v), so commands cannot run confined; restart lovia with --sandbox off to run them under the policy checks only", s.probeErr)

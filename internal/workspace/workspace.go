@@ -168,7 +168,7 @@ func New(cfg Config) (*Workspace, error) {
 			// The kernel has Landlock, so the prompt says commands are confined; a helper
 			// that then fails refuses commands (SandboxExecutor.ready) instead of running
 			// them unconfined.
-			sb.probeAsync()
+			sb.probeAsync(cfg.SandboxStart)
 			break
 		}
 		if !sandbox.NamespacesSupported {
@@ -198,6 +198,7 @@ func (w *Workspace) SandboxLayers() (rep sandbox.Report, nsErr error, ok bool) {
 		return rep, nil, false
 	}
 	if sb.probed != nil {
+		sb.startProbe()
 		<-sb.probed
 	}
 	rep, nsErr = sb.Layers()
@@ -237,6 +238,7 @@ func (w *Workspace) Close() error {
 		p.kill()
 	}
 	if sb, ok := w.executor.(*SandboxExecutor); ok {
+		sb.stopDeferred()
 		sb.Close()
 	}
 	w.undoPlants()
