@@ -168,10 +168,8 @@ func (x *extras) named(ctx context.Context, a *App, name, policy string) (plugin
 			cfg := memory.DefaultConfig(a.home(), a.repo())
 			cfg.Warn = a.warn
 			if !a.memoryEphemeral {
-				arch, err := memory.OpenArchive(ctx, filepath.Join(a.Config.Home, "memory.db"))
-				if err != nil {
-					return nil, err
-				}
+				// Opened when a memory tool first needs it, not before the first request.
+				arch := memory.OpenLazy(filepath.Join(a.Config.Home, "memory.db"))
 				a.closers = append(a.closers, arch.Close)
 				arch.SetEmbedder(a.memoryEmbedder())
 				cfg.Archive = arch
