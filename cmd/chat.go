@@ -214,7 +214,7 @@ func (b *chatBackend) Start(ctx context.Context, req tui.StartRequest) (tui.Hand
 	if err != nil {
 		return nil, err
 	}
-	h := runtime.Start(ctx, pr.Agent, input, pr.Options)
+	h := runtime.Start(b.app.RunContext(ctx), pr.Agent, input, pr.Options)
 	b.mu.Lock()
 	if b.policies == nil {
 		b.policies = map[string]string{}

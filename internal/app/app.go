@@ -546,7 +546,7 @@ func (a *App) Start(ctx context.Context, input []transcript.Entry, ro RunOptions
 	if err := a.CheckImages(ctx, pr.Settings.Model, input); err != nil { // images.go
 		return nil, nil, err
 	}
-	return runtime.Start(ctx, pr.Agent, input, pr.Options), pr, nil
+	return runtime.Start(a.RunContext(ctx), pr.Agent, input, pr.Options), pr, nil
 }
 
 // Resume continues the checkpointed run runID. Build the App with the run's recorded
@@ -561,7 +561,7 @@ func (a *App) Resume(ctx context.Context, runID string, ro RunOptions) (*runtime
 	if ro.SessionID == "" {
 		pr.Options.SessionID = "" // from the checkpoint
 	}
-	return runtime.Resume(ctx, pr.Agent, runID, pr.Options), pr, nil
+	return runtime.Resume(a.RunContext(ctx), pr.Agent, runID, pr.Options), pr, nil
 }
 
 // ReadSettings returns the settings run runID recorded in its checkpoint, with the

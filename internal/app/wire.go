@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"net/http/httptrace"
 	"path/filepath"
 	"sync"
 
@@ -28,11 +29,19 @@ type extras struct {
 	// "allow this tool for the session" grants, so they live as long as the App.
 	mcpPolicies map[string]*workspace.MCPPolicy
 	rewind      rewindState
+
+	// requestSent is closed once a run of the App has written its first model
+	// request (RunContext): the workspaces' sandbox helper starts then
+	// (workspace.Config.SandboxStart), so its start-up (lovia's own, re-executed)
+	// does not compete with that request for the CPU.
+	requestSent chan struct{}
+	requestOnce sync.Once
 }
 
 func (x *extras) init(_ context.Context, a *App) error {
 	x.workspaces = map[string]*workspace.Workspace{}
 	x.mcpPolicies = map[string]*workspace.MCPPolicy{}
+	x.requestSent = make(chan struct{})
 	a.closers = append(a.closers, x.closeWorkspaces)
 	if len(a.Config.MCP.Servers) > 0 {
 		cfg := a.Config.MCP
@@ -64,6 +73,7 @@ func (a *App) Workspace(policy string) (*workspace.Workspace, error) {
 	cfg := a.Config.Workspace
 	cfg.Root = a.Config.Cwd
 	cfg.Policy = policy
+	cfg.SandboxStart = x.requestSent
 	// lovia's own state as this run found it (a config's home:, --db): never written
 	// by the agent's tools or commands.
 	cfg.LoviaDirs = append(cfg.LoviaDirs[:len(cfg.LoviaDirs):len(cfg.LoviaDirs)], a.Config.Home, a.Config.UserDir)
@@ -81,6 +91,18 @@ func (a *App) Workspace(policy string) (*workspace.Workspace, error) {
 	}
 	x.workspaces[policy] = w
 	return w, nil
+}
+
+// RunContext is ctx for a run's goroutine: through it the App learns when the
+// first model request has been written (see extras.requestSent).
+func (a *App) RunContext(ctx context.Context) context.Context {
+	x := &a.extra
+	if x.requestSent == nil {
+		return ctx
+	}
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+		x.requestOnce.Do(func() { close(x.requestSent) })
+	}})
 }
 
 func (x *extras) closeWorkspaces() error {
@@ -146,10 +168,8 @@ func (x *extras) named(ctx context.Context, a *App, name, policy string) (plugin
 			cfg := memory.DefaultConfig(a.home(), a.repo())
 			cfg.Warn = a.warn
 			if !a.memoryEphemeral {
-				arch, err := memory.OpenArchive(ctx, filepath.Join(a.Config.Home, "memory.db"))
-				if err != nil {
-					return nil, err
-				}
+				// Opened when a memory tool first needs it, not before the first request.
+				arch := memory.OpenLazy(filepath.Join(a.Config.Home, "memory.db"))
 				a.closers = append(a.closers, arch.Close)
 				arch.SetEmbedder(a.memoryEmbedder())
 				cfg.Archive = arch

@@ -41,8 +41,8 @@ type execServer struct {
 var errServerGone = errors.New("sandbox exec server exited")
 
 // startExecServer starts the helper in server mode with attr (namespaces or not) and
-// env (the allow-list: the server's own environ is readable by what it starts), and
-// waits for its report.
+// env (the allow-list: the server's own environ is readable by what it starts; GOGC
+// is off until the helper runs, see sandbox.ServerEnv), and waits for its report.
 func startExecServer(helper []string, o sandbox.Options, attr *syscall.SysProcAttr, env []string) (*execServer, sandbox.Report, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_SEQPACKET, 0)
 	if err != nil {
@@ -58,10 +58,7 @@ func startExecServer(helper []string, o sandbox.Options, attr *syscall.SysProcAt
 	s.cmd = exec.Command(helper[0], append(append([]string(nil), helper[1:]...), sandbox.ServerArgs(o)...)...)
 	s.cmd.ExtraFiles = []*os.File{child}
 	s.cmd.Stderr = &lockedWriter{w: s.errb}
-	s.cmd.Env = env
-	if s.cmd.Env == nil {
-		s.cmd.Env = []string{}
-	}
+	s.cmd.Env = sandbox.ServerEnv(env)
 	s.cmd.Dir = "/"
 	s.cmd.SysProcAttr = attr
 	err = s.cmd.Start()

@@ -3,11 +3,13 @@ package workspace
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // tarSpec is GNU tar's option list (1.34). Mode letters are effects too:
 // M0 create (c), M1 extract (x), M2 list or compare (t, d), M3 append/update (r, u).
-var tarSpec = opts(`-A:3 --catenate:3 --concatenate:3 -c:0 --create:0 -d:2 --diff:2 --compare:2
+var tarSpec = sync.OnceValue(func() *optSpec {
+	return opts(`-A:3 --catenate:3 --concatenate:3 -c:0 --create:0 -d:2 --diff:2 --compare:2
 	--delete:3 -r:3 --append:3 -t:2 --list:2 --test-label:2 -u:3 --update:3 -x:1 --extract:1
 	--get:1 -f=F --file=F -C=d --directory=d -T=l --files-from=l -X=r --exclude-from=r
 	-g=w --listed-incremental=w -G --incremental -I=x --use-compress-program=x --to-command=x
@@ -37,6 +39,7 @@ var tarSpec = opts(`-A:3 --catenate:3 --concatenate:3 -c:0 --create:0 -d:2 --dif
 	--restrict --record-size= --volno-file=w --unquote --no-unquote --seek --no-seek
 	--numeric-owner --owner-map=r --group-map=r --clamp-mtime --no-check-device --check-device
 	--help --usage --version --preserve --null`)
+})
 
 // tarUse walks tar's words in order: -C applies to the names after it.
 func (g *guard) tarUse(ws []word, st *gstate) {
@@ -52,7 +55,7 @@ func (g *guard) tarUse(ws []word, st *gstate) {
 		dir *gstate
 	}
 	var files []item
-	p := tarSpec.parse(ws)
+	p := tarSpec().parse(ws)
 	if p.unknown != "" {
 		g.a.reason(Ask, fmt.Sprintf("%s is not a tar option the guard knows", p.unknown))
 	}
@@ -147,8 +150,9 @@ func wordAt(ws []word, i int) word {
 }
 
 // netSpecs: the options of curl and wget that name files.
-var netSpecs = map[string]*optSpec{
-	"curl": opts(`+exact -o=w --output=w -O:O --remote-name:O --remote-name-all:O -J -D=w --dump-header=w
+var netSpecs = sync.OnceValue(func() map[string]*optSpec {
+	return map[string]*optSpec{
+		"curl": opts(`+exact -o=w --output=w -O:O --remote-name:O --remote-name-all:O -J -D=w --dump-header=w
 		-c=w --cookie-jar=w --trace=w --trace-ascii=w --stderr=w --libcurl=w --etag-save=w
 		--hsts=w --alt-svc=w --output-dir=w -T=r --upload-file=r -K=rx --config=rx -b=b --cookie=b
 		--cacert=r --capath=r -E=r --cert=r --key=r --netrc-file=r --proxy-cacert=r
@@ -164,7 +168,7 @@ var netSpecs = map[string]*optSpec{
 		--unix-socket=r --abstract-unix-socket= --oauth2-bearer= --cookie= --help= -h= -V --version
 		--location-trusted --max-redirs= --retry-delay= --retry-max-time= --retry-all-errors
 		--keepalive-time= --no-keepalive --ssl --tlsv1.2 --tlsv1.3 --proto= --proto-redir=`),
-	"wget": opts(`-O=w --output-document=w -o=w --output-file=w -a=w --append-output=w -P=w
+		"wget": opts(`-O=w --output-document=w -o=w --output-file=w -a=w --append-output=w -P=w
 		--directory-prefix=w --post-file=r --body-file=r -i=l --input-file=l --load-cookies=r
 		--save-cookies=w --certificate=r --private-key=r --ca-certificate=r --ca-directory=r
 		--crl-file=r --config=rx -e=x --execute=x --use-askpass=x --warc-file=w --rejected-log=w
@@ -177,12 +181,13 @@ var netSpecs = map[string]*optSpec{
 		-4 -6 --inet4-only --inet6-only --no-cookies --keep-session-cookies --content-disposition
 		--trust-server-names --mirror -m -A= --accept= -R= --reject= -D= --domains= -H
 		--span-hosts --help -V --version`),
-}
+	}
+})
 
 // netUse records the files curl and wget read (uploads, @file data, keys, netrc) and
 // write (outputs, cookie jars, traces).
 func (g *guard) netUse(name string, ws []word, st *gstate) {
-	p := netSpecs[name].parse(ws)
+	p := netSpecs()[name].parse(ws)
 	wroteCwd := name == "wget"
 	for _, o := range p.opts {
 		what := name + " " + o.as

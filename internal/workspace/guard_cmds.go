@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // noPathArgs never treat their arguments as files.
@@ -114,7 +115,7 @@ func (g *guard) simple(ws []word, st *gstate, depth int, text string) {
 	// The no-approval set: read-only programs whose every option is known. They
 	// record their own path claims.
 	u, uwhy, judged := useSafe, "", true
-	switch sc := safeCmds[name]; {
+	switch sc := safeCmds()[name]; {
 	case st.funcs[ws[0].lit]:
 		judged = false
 	case !g.trustedProgram(ws[0].lit, st):
@@ -329,7 +330,7 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 			}
 			ws = tail(ws, skipFlags(ws, 1, nil))
 		case "env":
-			p := wrapperSpecs["env"].parse(ws)
+			p := wrapperSpecs()["env"].parse(ws)
 			if p.unknown != "" {
 				g.a.reason(Ask, fmt.Sprintf("env %s is not an option the guard knows", p.unknown))
 			}
@@ -370,7 +371,7 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 			i := skipFlags(ws, 1, set("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group"))
 			ws = tail(ws, i)
 		case "xargs":
-			p := wrapperSpecs["xargs"].parse(ws)
+			p := wrapperSpecs()["xargs"].parse(ws)
 			if p.unknown != "" {
 				g.a.reason(Ask, fmt.Sprintf("xargs %s is not an option the guard knows", p.unknown))
 			}
@@ -395,7 +396,7 @@ func (g *guard) unwrap(ws []word, st *gstate, depth int) (rest []word, inner boo
 			}
 			// The arguments arrive on stdin: unknown to the guard.
 			stdin := word{dyn: true, src: "<args from stdin>", unseen: true}
-			if len(rest) > 0 && (rest[0].dyn || safeCmds[filepath.Base(rest[0].lit)] == nil) {
+			if len(rest) > 0 && (rest[0].dyn || safeCmds()[filepath.Base(rest[0].lit)] == nil) {
 				// The program may write what arrives on stdin: the paths the command
 				// names are judged as writes (echo ~/x | xargs touch).
 				g.hidden = true
@@ -439,23 +440,25 @@ var launchers = set("at", "batch", "crontab", "systemd-run", "tmux", "screen", "
 	"firejail", "bwrap", "ssh-agent", "dbus-launch", "xdg-open", "open")
 
 // wrapperSpecs are the options of programs that run another command.
-var wrapperSpecs = map[string]*optSpec{
-	"timeout": opts("+posix -k= --kill-after= -s= --signal= -v --verbose --foreground --preserve-status -p --help --version"),
-	"nice":    opts("+posix +num -n= --adjustment= --help --version"),
-	"stdbuf":  opts("+posix -i= -o= -e= --input= --output= --error= --help --version"),
-	"ionice":  opts("+posix -c= -n= -p= -P= -u= -t --class= --classdata= --pid= --pgid= --uid= --ignore --help --version"),
-	"setsid":  opts("+posix -c -f -w --ctty --fork --wait --help --version"),
-	"time":    opts("+posix -o=w --output=w -a --append -f= --format= -p --portability -v --verbose -q --quiet --help --version"),
-	"chrt":    opts("+posix -a -b -d -e -f -i -m -o -p -r -R -v -T= -P= -D= --all-tasks --batch --deadline --ext --fifo --idle --max --other --pid --rr --reset-on-fork --verbose --sched-runtime= --sched-period= --sched-deadline= --help --version"),
-	"taskset": opts("+posix -a -c -p --all-tasks --cpu-list --pid --help --version"),
-	"env": opts(`+posix -i --ignore-environment -0 --null -u= --unset= -C=d --chdir=d -S=x --split-string=x
+var wrapperSpecs = sync.OnceValue(func() map[string]*optSpec {
+	return map[string]*optSpec{
+		"timeout": opts("+posix -k= --kill-after= -s= --signal= -v --verbose --foreground --preserve-status -p --help --version"),
+		"nice":    opts("+posix +num -n= --adjustment= --help --version"),
+		"stdbuf":  opts("+posix -i= -o= -e= --input= --output= --error= --help --version"),
+		"ionice":  opts("+posix -c= -n= -p= -P= -u= -t --class= --classdata= --pid= --pgid= --uid= --ignore --help --version"),
+		"setsid":  opts("+posix -c -f -w --ctty --fork --wait --help --version"),
+		"time":    opts("+posix -o=w --output=w -a --append -f= --format= -p --portability -v --verbose -q --quiet --help --version"),
+		"chrt":    opts("+posix -a -b -d -e -f -i -m -o -p -r -R -v -T= -P= -D= --all-tasks --batch --deadline --ext --fifo --idle --max --other --pid --rr --reset-on-fork --verbose --sched-runtime= --sched-period= --sched-deadline= --help --version"),
+		"taskset": opts("+posix -a -c -p --all-tasks --cpu-list --pid --help --version"),
+		"env": opts(`+posix -i --ignore-environment -0 --null -u= --unset= -C=d --chdir=d -S=x --split-string=x
 		-v --debug --block-signal? --default-signal? --ignore-signal? --list-signal-handling -P=
 		--help --version`),
-	"xargs": opts(`+posix -0 --null -a=r --arg-file=r -d= --delimiter= -E= -e? --eof? -I=I --replace?I
+		"xargs": opts(`+posix -0 --null -a=r --arg-file=r -d= --delimiter= -E= -e? --eof? -I=I --replace?I
 		-i?I -L= --max-lines? -l? -n= --max-args= -o --open-tty -P= --max-procs= -p --interactive
 		--process-slot-var= -r --no-run-if-empty -s= --max-chars= --show-limits -t --verbose -x
 		--exit --help --version`),
-}
+	}
+})
 
 // wrapperArgs are how many operands a wrapper takes before the command.
 var wrapperArgs = map[string]int{"timeout": 1, "chrt": 1, "taskset": 1}
@@ -463,7 +466,7 @@ var wrapperArgs = map[string]int{"timeout": 1, "chrt": 1, "taskset": 1}
 // wrapper strips a wrapper's options (and its own operands, such as timeout's
 // duration), returning the command it runs.
 func (g *guard) wrapper(name string, ws []word, st *gstate) ([]word, bool) {
-	p := wrapperSpecs[name].parse(ws)
+	p := wrapperSpecs()[name].parse(ws)
 	if p.unknown != "" {
 		g.a.reason(Ask, fmt.Sprintf("%s %s is not an option the guard knows, so where the command starts is unclear", name, p.unknown))
 	}
@@ -777,7 +780,7 @@ func (g *guard) claims(name string, ws []word, st *gstate, depth int) {
 	case name == "awk" || name == "gawk" || name == "mawk" || name == "nawk":
 		g.awkUse(name, ws, st)
 		return
-	case inPlace[name] != nil:
+	case inPlace()[name] != nil:
 		g.inPlaceUse(name, ws, st)
 		return
 	case name == "curl" || name == "wget":

@@ -6,15 +6,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // gitGlobal are git's options before the subcommand. -c and --config-env set
 // configuration (core.pager, diff.external ... run programs); -p starts a pager.
-var gitGlobal = opts(`+exact +posix -C=d -c=x --config-env=x --exec-path?e -p:x --paginate:x -P
+var gitGlobal = sync.OnceValue(func() *optSpec {
+	return opts(`+exact +posix -C=d -c=x --config-env=x --exec-path?e -p:x --paginate:x -P
 	--no-pager --git-dir=G --work-tree=G --namespace= --bare --no-replace-objects
 	--literal-pathspecs --glob-pathspecs --noglob-pathspecs --icase-pathspecs
 	--no-optional-locks --no-lazy-fetch --no-advice --list-cmds= --attr-source= --html-path
 	--man-path --info-path --version --help -v -h`)
+})
 
 // gitReadOnly are git subcommands that do not modify the repository.
 var gitReadOnly = set("status", "log", "diff", "show", "rev-parse", "ls-files", "blame", "grep",
@@ -42,7 +45,7 @@ func (g *guard) gitUse(ws []word, st *gstate, checkConfig bool) (use, string) {
 			u, why = nu, w
 		}
 	}
-	p := gitGlobal.parse(ws)
+	p := gitGlobal().parse(ws)
 	if p.unknown != "" {
 		g.a.reason(Ask, fmt.Sprintf("git %s is not a global option the guard knows", p.unknown))
 		worse(useCode, "unknown git option "+p.unknown)

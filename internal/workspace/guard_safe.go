@@ -3,6 +3,7 @@ package workspace
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // The no-approval set: programs that only read, with every option they accept listed.
@@ -54,8 +55,9 @@ var grepSpec = `+num -E -F -G -P -e=s -f=rs -i -y -v -w -x -c -L -l -m= -o -q -s
 	--context= --group-separator= --no-group-separator --color? --colour? --binary`
 
 // safeCmds is the no-approval set.
-var safeCmds = map[string]*safeCmd{
-	"ls": {spec: opts(`-a -A -b -B -c -C -d -D -f -F -g -G -h -H -i -I= -k -l -L -m -n -N -o -p -q -Q
+var safeCmds = sync.OnceValue(func() map[string]*safeCmd {
+	return map[string]*safeCmd{
+		"ls": {spec: opts(`-a -A -b -B -c -C -d -D -f -F -g -G -h -H -i -I= -k -l -L -m -n -N -o -p -q -Q
 		-r -R -s -S -t -T= -u -U -v -w= -x -X -Z -1 --all --almost-all --author --escape
 		--block-size= --ignore-backups --color? --directory --dired --classify? --file-type
 		--format= --full-time --group-directories-first --no-group --human-readable --si
@@ -64,18 +66,18 @@ var safeCmds = map[string]*safeCmd{
 		--hide-control-chars --show-control-chars --quote-name --quoting-style= --reverse
 		--recursive --size --sort= --time? --time-style= --tabsize= --width= --context --zero
 		--help --version`), ops: opsRead},
-	"cat": {spec: opts(`-A -b -e -E -n -s -t -T -u -v --show-all --number-nonblank --show-ends --number
+		"cat": {spec: opts(`-A -b -e -E -n -s -t -T -u -v --show-all --number-nonblank --show-ends --number
 		--squeeze-blank --show-tabs --show-nonprinting --help --version`), ops: opsRead},
-	"head": {spec: opts(`+num -c= -n= -q -v -z --bytes= --lines= --quiet --silent --verbose
+		"head": {spec: opts(`+num -c= -n= -q -v -z --bytes= --lines= --quiet --silent --verbose
 		--zero-terminated --help --version`), ops: opsRead},
-	"tail": {spec: opts(`+num -c= -f -F -n= -q -s= -v -z --bytes= --follow? --lines= --max-unchanged-stats=
+		"tail": {spec: opts(`+num -c= -f -F -n= -q -s= -v -z --bytes= --follow? --lines= --max-unchanged-stats=
 		--pid= --quiet --retry --silent --sleep-interval= --verbose --zero-terminated --help --version`), ops: opsRead},
-	"wc": {spec: opts(`-c -m -l -L -w --bytes --chars --lines --files0-from=l --max-line-length --words
+		"wc": {spec: opts(`-c -m -l -L -w --bytes --chars --lines --files0-from=l --max-line-length --words
 		--total= --help --version`), ops: opsRead},
-	"grep":  {spec: opts(grepSpec), ops: opsPattern},
-	"egrep": {spec: opts(grepSpec), ops: opsPattern},
-	"fgrep": {spec: opts(grepSpec), ops: opsPattern},
-	"rg": {spec: opts(`+exact +num -i -s -S -F -w -x -v -n -N -l -c -o -H -I -A= -B= -C= -m= -e=s -f=rs
+		"grep":  {spec: opts(grepSpec), ops: opsPattern},
+		"egrep": {spec: opts(grepSpec), ops: opsPattern},
+		"fgrep": {spec: opts(grepSpec), ops: opsPattern},
+		"rg": {spec: opts(`+exact +num -i -s -S -F -w -x -v -n -N -l -c -o -H -I -A= -B= -C= -m= -e=s -f=rs
 		-g= -t= -T= -u -. -d= -L:L -U -P -p -q -0 -a -M= -j= -b -r= -E= -h -V -z:x
 		--ignore-case --case-sensitive --smart-case --fixed-strings --word-regexp --line-regexp
 		--invert-match --line-number --no-line-number --files-with-matches --files-without-match
@@ -95,23 +97,23 @@ var safeCmds = map[string]*safeCmd{
 		--block-buffered --mmap --no-mmap --encoding= --no-encoding --no-unicode --include-zero
 		--dfa-size-limit= --regex-size-limit= --unrestricted --hyperlink-format= --ignore
 		--pre=x --pre-glob=x --search-zip:x --hostname-bin=x`), ops: opsPattern},
-	"pwd":    {spec: opts("-L -P --help --version"), ops: opsNone},
-	"echo":   {ops: opsNone},
-	"printf": {ops: opsNone},
-	"true":   {ops: opsNone},
-	"false":  {ops: opsNone},
-	":":      {ops: opsNone},
-	"test":   {ops: opsMaybe},
-	"[":      {ops: opsMaybe},
-	"stat": {spec: opts(`-L -f -c= -t --dereference --file-system --cached= --format= --printf= --terse
+		"pwd":    {spec: opts("-L -P --help --version"), ops: opsNone},
+		"echo":   {ops: opsNone},
+		"printf": {ops: opsNone},
+		"true":   {ops: opsNone},
+		"false":  {ops: opsNone},
+		":":      {ops: opsNone},
+		"test":   {ops: opsMaybe},
+		"[":      {ops: opsMaybe},
+		"stat": {spec: opts(`-L -f -c= -t --dereference --file-system --cached= --format= --printf= --terse
 		--help --version`), ops: opsRead},
-	"file": {spec: opts(`-0 -b -c -d -e= -E -f=l -F= -h -i -k -l -L -m=r -n -N -p:x -P= -r -s -S -v -z:x
+		"file": {spec: opts(`-0 -b -c -d -e= -E -f=l -F= -h -i -k -l -L -m=r -n -N -p:x -P= -r -s -S -v -z:x
 		-Z:x -C:x --apple --brief --checking-printout --compile:x --debug --dereference --exclude=
 		--exclude-quiet= --extension --files-from=l --help --keep-going --list --magic-file=r
 		--mime --mime-encoding --mime-type --no-buffer --no-dereference --no-pad --no-sandbox
 		--parameter= --preserve-date:x --print0 --raw --separator= --special-files --uncompress:x
 		--uncompress-noreport:x --version`), ops: opsRead},
-	"diff": {spec: opts(`-a -b -B -c -C= -d -D= -e -E -F= -i -I= -l:x -n -N -p -q -r:c -s -S= -t -T -u
+		"diff": {spec: opts(`-a -b -B -c -C= -d -D= -e -E -F= -i -I= -l:x -n -N -p -q -r:c -s -S= -t -T -u
 		-U= -v -w -W= -x= -X=r -y -Z --brief --color? --context? --ed --exclude-from=r --exclude=
 		--expand-tabs --from-file=r --help --horizon-lines= --ifdef= --ignore-all-space
 		--ignore-blank-lines --ignore-case --ignore-file-name-case --ignore-matching-lines=
@@ -124,97 +126,98 @@ var safeCmds = map[string]*safeCmd{
 		--side-by-side --speed-large-files --starting-file= --strip-trailing-cr
 		--suppress-blank-empty --suppress-common-lines --tabsize= --text --to-file=r
 		--unidirectional-new-file --unified? --version --width=`), ops: opsRead},
-	"cmp": {spec: opts(`-b -i= -l -n= -s -v --print-bytes --ignore-initial= --verbose --bytes= --quiet
+		"cmp": {spec: opts(`-b -i= -l -n= -s -v --print-bytes --ignore-initial= --verbose --bytes= --quiet
 		--silent --help --version`), check: cmpCheck},
-	"tree": {spec: opts(`+exact -a -d -l -f -x -L= -R:x -P= -I= -o=w -i -A -S -n -C -Q -N -p -u -g -s -h
+		"tree": {spec: opts(`+exact -a -d -l -f -x -L= -R:x -P= -I= -o=w -i -A -S -n -C -Q -N -p -u -g -s -h
 		-D -F -v -t -c -U -r -q -J -X -H= -T= --gitignore --gitfile=r --ignore-case --matchdirs
 		--metafirst --prune --info --infofile=r --noreport --charset= --filelimit= --si --du
 		--timefmt= --inodes --device --dirsfirst --filesfirst --sort= --nolinks --hintro=r
 		--houtro=r --fromfile --fromtabfile --fflinks --help --version`), ops: opsRead},
-	"du": {spec: opts(`-0 -a -B= -b -c -D -d= -H -h -k -L -l -m -P -S -s -t= -X=r -x --null --all
+		"du": {spec: opts(`-0 -a -B= -b -c -D -d= -H -h -k -L -l -m -P -S -s -t= -X=r -x --null --all
 		--apparent-size --block-size= --bytes --total --dereference-args --max-depth= --files0-from=l
 		--human-readable --inodes --si --count-links --dereference --no-dereference
 		--separate-dirs --summarize --threshold= --time? --time-style= --exclude-from=r
 		--exclude= --one-file-system --help --version`), ops: opsRead},
-	"df": {spec: opts(`-a -B= -h -H -i -k -l -P -t= -T -x= -v --all --block-size= --human-readable --si
+		"df": {spec: opts(`-a -B= -h -H -i -k -l -P -t= -T -x= -v --all --block-size= --human-readable --si
 		--inodes --local --output? --portability --print-type --sync --no-sync --total --type=
 		--exclude-type= --help --version`), ops: opsMaybe},
-	"which":    {spec: opts("-a -s"), ops: opsNone},
-	"type":     {spec: opts("-a -f -P -p -t"), ops: opsNone},
-	"basename": {spec: opts("-a -s= -z --multiple --suffix= --zero --help --version"), ops: opsNone},
-	"dirname":  {spec: opts("-z --zero --help --version"), ops: opsNone},
-	"realpath": {spec: opts(`-e -m -L -P -q -s -z --canonicalize-existing --canonicalize-missing
+		"which":    {spec: opts("-a -s"), ops: opsNone},
+		"type":     {spec: opts("-a -f -P -p -t"), ops: opsNone},
+		"basename": {spec: opts("-a -s= -z --multiple --suffix= --zero --help --version"), ops: opsNone},
+		"dirname":  {spec: opts("-z --zero --help --version"), ops: opsNone},
+		"realpath": {spec: opts(`-e -m -L -P -q -s -z --canonicalize-existing --canonicalize-missing
 		--logical --physical --quiet --relative-to=r --relative-base=r --strip --no-symlinks --zero
 		--help --version`), ops: opsRead},
-	"readlink": {spec: opts(`-f -e -m -n -q -s -v -z --canonicalize --canonicalize-existing
+		"readlink": {spec: opts(`-f -e -m -n -q -s -v -z --canonicalize --canonicalize-existing
 		--canonicalize-missing --no-newline --quiet --silent --verbose --zero --help --version`), ops: opsRead},
-	"date": {spec: opts(`-d= -f=r -I? -r=r -R -s=x -u --date= --debug --file=r --iso-8601? --resolution
+		"date": {spec: opts(`-d= -f=r -I? -r=r -R -s=x -u --date= --debug --file=r --iso-8601? --resolution
 		--reference=r --rfc-email --rfc-3339= --set=x --universal --utc --help --version`), check: dateCheck},
-	"whoami": {spec: opts("--help --version"), ops: opsNone},
-	"uname": {spec: opts(`-a -s -n -r -v -m -p -i -o --all --kernel-name --nodename --kernel-release
+		"whoami": {spec: opts("--help --version"), ops: opsNone},
+		"uname": {spec: opts(`-a -s -n -r -v -m -p -i -o --all --kernel-name --nodename --kernel-release
 		--kernel-version --machine --processor --hardware-platform --operating-system --help
 		--version`), ops: opsNone},
-	"id": {spec: opts(`-a -Z -g -G -n -r -u -z --context --group --groups --name --real --user --zero
+		"id": {spec: opts(`-a -Z -g -G -n -r -u -z --context --group --groups --name --real --user --zero
 		--help --version`), ops: opsNone},
-	"cut": {spec: opts(`-b= -c= -d= -f= -n -s -z --bytes= --characters= --delimiter= --fields=
+		"cut": {spec: opts(`-b= -c= -d= -f= -n -s -z --bytes= --characters= --delimiter= --fields=
 		--complement --only-delimited --output-delimiter= --zero-terminated --help --version`), ops: opsRead},
-	"tr": {spec: opts(`-c -C -d -s -t --complement --delete --squeeze-repeats --truncate-set1 --help
+		"tr": {spec: opts(`-c -C -d -s -t --complement --delete --squeeze-repeats --truncate-set1 --help
 		--version`), ops: opsNone},
-	"uniq": {spec: opts(`+num -c -d -D -f= -i -s= -u -w= -z --all-repeated? --check-chars= --count
+		"uniq": {spec: opts(`+num -c -d -D -f= -i -s= -u -w= -z --all-repeated? --check-chars= --count
 		--group? --ignore-case --repeated --skip-chars= --skip-fields= --unique --zero-terminated
 		--help --version`), ops: opsInOut},
-	"nl": {spec: opts(`-b= -d= -f= -h= -i= -l= -n= -p -s= -v= -w= --body-numbering= --section-delimiter=
+		"nl": {spec: opts(`-b= -d= -f= -h= -i= -l= -n= -p -s= -v= -w= --body-numbering= --section-delimiter=
 		--footer-numbering= --header-numbering= --line-increment= --join-blank-lines=
 		--number-format= --no-renumber --number-separator= --starting-line-number=
 		--number-width= --help --version`), ops: opsRead},
-	"tac": {spec: opts("-b -r -s= --before --regex --separator= --help --version"), ops: opsRead},
-	"rev": {spec: opts("-0 -h -V --zero --help --version"), ops: opsRead},
-	"od": {spec: opts(`-A= -j= -N= -S? -t= -v -w? -a -b -c -d -D -e -f -F -h -H -i -I -l -L -o -O -s -x -X
+		"tac": {spec: opts("-b -r -s= --before --regex --separator= --help --version"), ops: opsRead},
+		"rev": {spec: opts("-0 -h -V --zero --help --version"), ops: opsRead},
+		"od": {spec: opts(`-A= -j= -N= -S? -t= -v -w? -a -b -c -d -D -e -f -F -h -H -i -I -l -L -o -O -s -x -X
 		--address-radix= --endian= --skip-bytes= --read-bytes= --strings? --format=
 		--output-duplicates --width? --traditional --help --version`), ops: opsRead},
-	"xxd": {spec: opts(`+onedash -a -autoskip -b -bits -C -capitalize -c= -cols= -d -E -EBCDIC -e -g=
+		"xxd": {spec: opts(`+onedash -a -autoskip -b -bits -C -capitalize -c= -cols= -d -E -EBCDIC -e -g=
 		-groupsize= -h -help -i -include -l= -len= -n= -name= -o= -offset= -p -ps -postscript
 		-plain -r -revert -R= -s= -seek= -u -v -version`), ops: opsInOut},
-	"hexdump": {spec: opts(`-b -c -C -d -o -x -e= -f=r -L? -n= -s= -v -h -V --one-byte-octal
+		"hexdump": {spec: opts(`-b -c -C -d -o -x -e= -f=r -L? -n= -s= -v -h -V --one-byte-octal
 		--one-byte-char --canonical --two-bytes-decimal --two-bytes-octal --two-bytes-hex
 		--format= --format-file=r --color? --length= --skip= --no-squeezing --help --version`), ops: opsRead},
-	"strings": {spec: opts(`+num -a -d -f -n= -t= -o -e= -T= -U= -w -s= -h -v -V --all --data
+		"strings": {spec: opts(`+num -a -d -f -n= -t= -o -e= -T= -U= -w -s= -h -v -V --all --data
 		--print-file-name --bytes= --radix= --encoding= --target= --unicode=
 		--include-all-whitespace --output-separator= --help --version`), ops: opsRead, check: atFileCheck},
-	"md5sum":    {spec: opts(hashSpec), ops: opsRead},
-	"sha1sum":   {spec: opts(hashSpec), ops: opsRead},
-	"sha224sum": {spec: opts(hashSpec), ops: opsRead},
-	"sha256sum": {spec: opts(hashSpec), ops: opsRead},
-	"sha384sum": {spec: opts(hashSpec), ops: opsRead},
-	"sha512sum": {spec: opts(hashSpec), ops: opsRead},
-	"b2sum":     {spec: opts(hashSpec + " -l= --length="), ops: opsRead},
-	"jq": {spec: opts(`+exact -n -r -j -a -s -C -M -S -c -e -h -V -R -f:xs -L=R --tab --indent= --arg%
+		"md5sum":    {spec: opts(hashSpec), ops: opsRead},
+		"sha1sum":   {spec: opts(hashSpec), ops: opsRead},
+		"sha224sum": {spec: opts(hashSpec), ops: opsRead},
+		"sha256sum": {spec: opts(hashSpec), ops: opsRead},
+		"sha384sum": {spec: opts(hashSpec), ops: opsRead},
+		"sha512sum": {spec: opts(hashSpec), ops: opsRead},
+		"b2sum":     {spec: opts(hashSpec + " -l= --length="), ops: opsRead},
+		"jq": {spec: opts(`+exact -n -r -j -a -s -C -M -S -c -e -h -V -R -f:xs -L=R --tab --indent= --arg%
 		--argjson% --slurpfile%r --rawfile%r --args:a --jsonargs:a --from-file:xs --library-path=R
 		--null-input --raw-input --raw-output --join-output --ascii-output --slurp
 		--compact-output --color-output --monochrome-output --sort-keys --exit-status --seq
 		--stream --stream-errors --unbuffered --raw-output0 --help --version
 		--build-configuration`), ops: opsPattern, check: jqCheck},
-	"seq":      {spec: opts("+num -f= -s= -w --format= --separator= --equal-width --help --version"), ops: opsNone},
-	"sleep":    {spec: opts("--help --version"), ops: opsNone},
-	"printenv": {spec: opts("-0 --null --help --version"), ops: opsNone},
-	"sort": {spec: opts(`-b -d -f -g -h -i -M -n -R -r -V -c -C -k= -m -o=w -s -S= -t= -T=w -u -z
+		"seq":      {spec: opts("+num -f= -s= -w --format= --separator= --equal-width --help --version"), ops: opsNone},
+		"sleep":    {spec: opts("--help --version"), ops: opsNone},
+		"printenv": {spec: opts("-0 --null --help --version"), ops: opsNone},
+		"sort": {spec: opts(`-b -d -f -g -h -i -M -n -R -r -V -c -C -k= -m -o=w -s -S= -t= -T=w -u -z
 		--ignore-leading-blanks --dictionary-order --ignore-case --general-numeric-sort
 		--ignore-nonprinting --month-sort --human-numeric-sort --numeric-sort --random-sort
 		--random-source=r --reverse --sort= --version-sort --batch-size= --check? --compress-program=x
 		--debug --files0-from=l --key= --merge --output=w --stable --buffer-size=
 		--field-separator= --temporary-directory=w --parallel= --unique --zero-terminated --help
 		--version`), ops: opsRead},
-	"column": {spec: opts(`-c= -d -e -E= -H= -i= -J -l= -L -n= -N= -o= -O= -p= -r= -R= -s= -t -T= -W= -x
+		"column": {spec: opts(`-c= -d -e -E= -H= -i= -J -l= -L -n= -N= -o= -O= -p= -r= -R= -s= -t -T= -W= -x
 		-h -V --output-width= --table-noheadings --table-header-repeat --table-noextreme=
 		--table-hide= --tree-id= --json --table-columns-limit= --keep-empty-lines --table-name=
 		--table-columns= --output-separator= --table-order= --tree-parent= --tree=
 		--table-right= --separator= --table= --table-truncate= --table-wrap= --fillrows --help
 		--version`), ops: opsRead},
-	"sed": {spec: opts(`-n -e=s -f=rs -E -r -s -z -u -b -l= -i?W --quiet --silent --debug --expression=s
+		"sed": {spec: opts(`-n -e=s -f=rs -E -r -s -z -u -b -l= -i?W --quiet --silent --debug --expression=s
 		--file=rs --follow-symlinks --in-place?W --line-length= --posix --regexp-extended
 		--separate --sandbox --unbuffered --null-data --binary --zero-terminated --help --version`),
-		ops: opsPattern, check: sedCheck},
-}
+			ops: opsPattern, check: sedCheck},
+	}
+})
 
 // builtins run no programs and use no files (redirects are judged on their own).
 var safeBuiltins = set("cd", "pushd", "popd", "exit", "return", "shift", "set", "unset", "export",

@@ -3,6 +3,7 @@ package workspace
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Programs that copy, move or link: their options are parsed like the programs do,
@@ -13,25 +14,26 @@ import (
 //	h  the operands are hard-linked, not copied
 //	D  every operand is a directory to create (install -d)
 //	S  symbolic links (the sources are only names)
-var copySpecs = map[string]*optSpec{
-	"cp": opts(`-a:c -b --backup? -d -f -i -H -l:h -L:L -n -P -p --preserve? --no-preserve= --parents
+var copySpecs = sync.OnceValue(func() map[string]*optSpec {
+	return map[string]*optSpec{
+		"cp": opts(`-a:c -b --backup? -d -f -i -H -l:h -L:L -n -P -p --preserve? --no-preserve= --parents
 		-R:c -r:c --recursive:c --reflink? --remove-destination --sparse= --strip-trailing-slashes
 		-s:S --symbolic-link:S -S= --suffix= -t=T --target-directory=T -T --no-target-directory -u
 		--update? -v -x -Z --context? --archive:c --attributes-only --copy-contents --dereference:L
 		--force --interactive --link:h --no-clobber --no-dereference --one-file-system --verbose
 		--debug --keep-directory-symlink --help --version`),
-	"mv": opts(`-b --backup? -f -i -n -S= --suffix= -t=T --target-directory=T -T --no-target-directory
+		"mv": opts(`-b --backup? -f -i -n -S= --suffix= -t=T --target-directory=T -T --no-target-directory
 		-u --update? -v -Z --context --force --interactive --no-clobber --strip-trailing-slashes
 		--verbose --exchange --no-copy --debug --help --version`),
-	"install": opts(`-b --backup? -c -C --compare -d:D --directory:D -D -g= --group= -m= --mode= -o=
+		"install": opts(`-b --backup? -c -C --compare -d:D --directory:D -D -g= --group= -m= --mode= -o=
 		--owner= -p --preserve-timestamps -s:x --strip:x --strip-program=x -S= --suffix= -t=T
 		--target-directory=T -T --no-target-directory -v --verbose --preserve-context -Z --context?
 		--debug --help --version`),
-	"ln": opts(`-b --backup? -d -F --directory -f --force -i --interactive -L --logical -n
+		"ln": opts(`-b --backup? -d -F --directory -f --force -i --interactive -L --logical -n
 		--no-dereference -P --physical -r --relative -s:S --symbolic:S -S= --suffix= -t=T
 		--target-directory=T -T --no-target-directory -v --verbose --help --version`),
-	"link": opts("--help --version"),
-	"rsync": opts(`+exact -v -q -c -a:c -r:c -R -b -u -l -L:L -k:L -K -H -p -E -A -X -o -g -D -t -U -N -O
+		"link": opts("--help --version"),
+		"rsync": opts(`+exact -v -q -c -a:c -r:c -R -b -u -l -L:L -k:L -K -H -p -E -A -X -o -g -D -t -U -N -O
 		-J -S -n -W -x -y -z -C -F -h -P -i -m -0 -4 -6 -8 -M=x -T=w -B= -e=x -f= -I -@= --verbose
 		--quiet --checksum --archive:c --recursive:c --relative --no-relative --backup --update
 		--links --copy-links:L --copy-unsafe-links:L --safe-links --copy-dirlinks:L
@@ -53,13 +55,14 @@ var copySpecs = map[string]*optSpec{
 		--debug= --mkpath --append --append-verify --inplace --no-inc-recursive --open-noatime
 		--ignore-missing-args --delete-missing-args --outbuf= --remote-option=x --early-input=r
 		--checksum-choice= --stop-after= --stop-at= --no-implied-dirs --del --no-motd`),
-	"scp": opts(`+exact -3 -4 -6 -A -B -C -O -p -q -R -r:c -T -v -c= -D= -F= -i= -J= -l= -o=x -P= -S=x -X=`),
-}
+		"scp": opts(`+exact -3 -4 -6 -A -B -C -O -p -q -R -r:c -T -v -c= -D= -F= -i= -J= -l= -o=x -P= -S=x -X=`),
+	}
+})
 
 // copyUse records the claims of cp, mv, install, ln, link, rsync and scp: the
 // sources are read (moved sources are written too), the target is written.
 func (g *guard) copyUse(name string, ws []word, st *gstate) {
-	sp := copySpecs[name]
+	sp := copySpecs()[name]
 	p := sp.parse(ws)
 	var target *word
 	rec, follow, sym, dirs := p.has('c'), p.has('L'), p.has('S'), p.has('D')
@@ -147,34 +150,38 @@ func remote(name string, w word) bool {
 // inPlace are programs that write the files they are given (compressors replace
 // them, dos2unix converts them) or an output named by an operand (split, csplit):
 // parsed here so the guard sees those writes without the sandbox.
-var inPlace = map[string]*optSpec{
-	"gzip": compressSpec, "gunzip": compressSpec, "pigz": compressSpec, "bzip2": compressSpec,
-	"bunzip2": compressSpec, "xz": compressSpec, "unxz": compressSpec, "lzma": compressSpec,
-	"unlzma": compressSpec, "zstd": compressSpec, "unzstd": compressSpec, "lz4": compressSpec,
-	"dos2unix": opts("+exact -n:n -o -q -k -f -s -c= -u -v -h -V --newfile:n --oldfile --quiet --keepdate --force --safe --help --version"),
-	"unix2dos": opts("+exact -n:n -o -q -k -f -s -c= -u -v -h -V --newfile:n --oldfile --quiet --keepdate --force --safe --help --version"),
-	"split": opts(`-a= -b= -C= -d -x --numeric-suffixes? --hex-suffixes? -e -l= -n= -t= -u --verbose
+var inPlace = sync.OnceValue(func() map[string]*optSpec {
+	return map[string]*optSpec{
+		"gzip": compressSpec(), "gunzip": compressSpec(), "pigz": compressSpec(), "bzip2": compressSpec(),
+		"bunzip2": compressSpec(), "xz": compressSpec(), "unxz": compressSpec(), "lzma": compressSpec(),
+		"unlzma": compressSpec(), "zstd": compressSpec(), "unzstd": compressSpec(), "lz4": compressSpec(),
+		"dos2unix": opts("+exact -n:n -o -q -k -f -s -c= -u -v -h -V --newfile:n --oldfile --quiet --keepdate --force --safe --help --version"),
+		"unix2dos": opts("+exact -n:n -o -q -k -f -s -c= -u -v -h -V --newfile:n --oldfile --quiet --keepdate --force --safe --help --version"),
+		"split": opts(`-a= -b= -C= -d -x --numeric-suffixes? --hex-suffixes? -e -l= -n= -t= -u --verbose
 		--suffix-length= --additional-suffix= --bytes= --line-bytes= --elide-empty-files
 		--lines= --number= --separator= --unbuffered --filter=x --help --version`),
-	"csplit": opts(`-b= -f= -k -n= -s -q -z --suffix-format= --prefix= --keep-files --suppress-matched
+		"csplit": opts(`-b= -f= -k -n= -s -q -z --suffix-format= --prefix= --keep-files --suppress-matched
 		--digits= --quiet --silent --elide-empty-files --help --version`),
-	"sponge": opts("-a"),
-	"patch": opts(`-b -B= -c -d=d -D= -e -E -f -F= -g= -i=r -l -n -N -o=w -p= -r=w -R -s -t -T -u -v -V=
+		"sponge": opts("-a"),
+		"patch": opts(`-b -B= -c -d=d -D= -e -E -f -F= -g= -i=r -l -n -N -o=w -p= -r=w -R -s -t -T -u -v -V=
 		-x= -Y= -z= -Z --backup --prefix= --context --directory=d --ifdef= --ed --remove-empty-files
 		--force --fuzz= --get= --input=r --ignore-whitespace --normal --forward --output=w
 		--strip= --reject-file=w --reverse --silent --quiet --batch --set-time --unified
 		--version-control= --basename-prefix= --debug= --suffix= --set-utc --dry-run --verbose
 		--posix --binary --follow-symlinks --merge? --quoting-style= --read-only= --reject-format=
 		--no-backup-if-mismatch --backup-if-mismatch --help --version`),
-}
+	}
+})
 
-var compressSpec = opts(`-c:c -k -d -f -l:c -t:c -q -v -r:R -n -N -S= -1 -2 -3 -4 -5 -6 -7 -8 -9 -T= -z -e
+var compressSpec = sync.OnceValue(func() *optSpec {
+	return opts(`-c:c -k -d -f -l:c -t:c -q -v -r:R -n -N -S= -1 -2 -3 -4 -5 -6 -7 -8 -9 -T= -z -e
 	-0 --stdout:c --to-stdout:c --keep --decompress --uncompress --force --list:c --test:c --quiet
 	--verbose --recursive:R --no-name --name --suffix= --fast --best --threads= --rsyncable
 	--synchronous --help --version`)
+})
 
 func (g *guard) inPlaceUse(name string, ws []word, st *gstate) {
-	p := inPlace[name].parse(ws)
+	p := inPlace()[name].parse(ws)
 	if p.unknown != "" {
 		g.a.reason(Ask, fmt.Sprintf("%s is not an option of %s the guard knows", p.unknown, name))
 	}
@@ -263,17 +270,19 @@ func (g *guard) inPlaceUse(name string, ws []word, st *gstate) {
 }
 
 // awkSpec: awk, gawk, mawk. -i inplace (gawk) rewrites the input files.
-var awkSpec = opts(`-f=rs --file=rs -v= --assign= -F= --field-separator= -i=I --include=I -E=rs
+var awkSpec = sync.OnceValue(func() *optSpec {
+	return opts(`-f=rs --file=rs -v= --assign= -F= --field-separator= -i=I --include=I -E=rs
 	--exec=rs -l=x --load=x -e=s --source=s -b -c -C -d? -D? -g -h -L? -M -n -N -o? -O -p? -P -r -s
 	-S -t -V --characters-as-bytes --traditional --copyright --dump-variables? --debug?
 	--gen-pot --help --lint? --bignum --non-decimal-data --use-lc-numeric --optimize
 	--pretty-print? --profile? --posix --re-interval --no-optimize --sandbox --lint-old
 	--version --csv -W=`)
+})
 
 // awkUse: the program runs anything (the command asks by default); its files are
 // read, or written with -i inplace.
 func (g *guard) awkUse(name string, ws []word, st *gstate) {
-	p := awkSpec.parse(ws)
+	p := awkSpec().parse(ws)
 	inplace := false
 	for _, o := range p.opts {
 		switch {

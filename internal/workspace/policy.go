@@ -197,6 +197,15 @@ type Config struct {
 	// front end chose, e.g. with --db's directory); lovia's default user config and
 	// data directories are always included. Not read from YAML.
 	LoviaDirs []string `yaml:"-" json:"-"`
+	// KernelCheck says whether the kernel lets this user create the sandbox's
+	// namespaces (default: sandbox.ProbeKernel); tests replace it. Not read from YAML.
+	KernelCheck func() error `yaml:"-" json:"-"`
+	// SandboxStart, when set, holds back the start of the sandbox helper (auto mode)
+	// until it is closed — a front end closes it once the first model request is on
+	// its way, so the helper's start-up does not compete with it for the CPU — or
+	// until the first command needs it. Nil: the helper starts at once. Not read from
+	// YAML.
+	SandboxStart <-chan struct{} `yaml:"-" json:"-"`
 }
 
 // Policy is a compiled Config plus the session's "allow for this session" rules.

@@ -99,20 +99,78 @@ type SandboxExecutor struct {
 	nsErr   error          // why namespaces are off
 	report  sandbox.Report // what the last started server put in force
 
+	// kernelChecked is closed once the kernel's namespace check (auto mode runs it in
+	// the background) has set nsErr; nil when no check is pending. Every reader of
+	// nsErr waits for it, so nothing claims or uses a layer the kernel refuses.
+	kernelChecked chan struct{}
+
 	// probed is closed when the background probe (auto mode) has finished; probeErr
 	// is its result. Commands wait for it; the first model request does not.
-	probed   chan struct{}
-	probeErr error
+	probed    chan struct{}
+	probeErr  error
+	probeOnce sync.Once
+	// closing is closed by stopDeferred (the workspace closes): a deferred probe that
+	// has not started by then never starts.
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 // probeAsync runs Probe in the background: re-executing lovia as the helper costs
-// ~50 ms of start-up that should not delay the first model request.
-func (s *SandboxExecutor) probeAsync() {
+// ~50 ms of start-up (CPU on a machine the first model request shares). With a start
+// signal the probe waits for it — the front end closes it once the first model
+// request is on its way — or for the first command (ready), whichever comes first.
+func (s *SandboxExecutor) probeAsync(start <-chan struct{}) {
 	s.probed = make(chan struct{})
+	s.closing = make(chan struct{})
+	if start == nil {
+		s.startProbe()
+		return
+	}
 	go func() {
-		defer close(s.probed)
-		s.probeErr = s.Probe()
+		select {
+		case <-start:
+			s.startProbe()
+		case <-s.closing:
+		}
 	}()
+}
+
+// startProbe starts the background probe unless it has started already.
+func (s *SandboxExecutor) startProbe() {
+	s.probeOnce.Do(func() {
+		go func() {
+			defer close(s.probed)
+			s.probeErr = s.Probe()
+		}()
+	})
+}
+
+// stopDeferred drops a probe still waiting for its start signal.
+func (s *SandboxExecutor) stopDeferred() {
+	if s.closing != nil {
+		s.closeOnce.Do(func() { close(s.closing) })
+	}
+}
+
+// checkKernelAsync runs the kernel's namespace check in the background (see
+// kernelChecked).
+func (s *SandboxExecutor) checkKernelAsync(check func() error) {
+	s.kernelChecked = make(chan struct{})
+	go func() {
+		defer close(s.kernelChecked)
+		if err := check(); err != nil {
+			s.stateMu.Lock()
+			s.nsErr = err
+			s.stateMu.Unlock()
+		}
+	}()
+}
+
+// waitKernel waits for a pending kernel check.
+func (s *SandboxExecutor) waitKernel() {
+	if s.kernelChecked != nil {
+		<-s.kernelChecked
+	}
 }
 
 // ready waits for the background probe. A helper that failed refuses commands rather
@@ -121,6 +179,7 @@ func (s *SandboxExecutor) ready() error {
 	if s.probed == nil {
 		return nil
 	}
+	s.startProbe()
 	<-s.probed
 	if s.probeErr != nil {
 		return fmt.Errorf("the sandbox helper failed (%v), so commands cannot run confined; restart lovia with --sandbox off to run them under the policy checks only", s.probeErr)
@@ -144,6 +203,7 @@ func (s *SandboxExecutor) options(req ExecRequest, ns bool) (sandbox.Options, bo
 }
 
 func (s *SandboxExecutor) useNamespaces() bool {
+	s.waitKernel()
 	s.stateMu.Lock()
 	defer s.stateMu.Unlock()
 	return s.Namespaces && s.nsErr == nil
@@ -167,9 +227,10 @@ func (s *SandboxExecutor) Command(ctx context.Context, req ExecRequest) (*exec.C
 
 // Probe starts the exec server once, so a helper that cannot start (e.g. a binary
 // without the hidden subcommand) is found before the first real command. The kernel
-// was already found to allow the namespaces (New): a helper that still cannot set
-// them up fails closed — commands are refused, not run with fewer layers — since the
-// cause may be the repository itself (a path shaped to make a mount fail). Only a
+// was found to allow the namespaces (New's check, which useNamespaces waits for): a
+// helper that still cannot set them up fails closed — commands are refused, not run
+// with fewer layers — since the cause may be the repository itself (a path shaped to
+// make a mount fail). Only a
 // refusal no repository path takes part in (sandbox.ErrNoNamespaces) counts as the
 // layer being unavailable.
 func (s *SandboxExecutor) Probe() error {
@@ -192,6 +253,7 @@ func (s *SandboxExecutor) Probe() error {
 // Layers reports what confines commands: the last server's report, and why the
 // namespaces are off (nil when they are on or were not wanted).
 func (s *SandboxExecutor) Layers() (sandbox.Report, error) {
+	s.waitKernel()
 	s.stateMu.Lock()
 	defer s.stateMu.Unlock()
 	return s.report, s.nsErr

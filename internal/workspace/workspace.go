@@ -149,12 +149,18 @@ func New(cfg Config) (*Workspace, error) {
 		if sb.Namespaces {
 			// A quick kernel check (one clone of /bin/true) so that the prompt never
 			// claims the namespace layer where the system refuses it; the helper's own
-			// set-up is checked by the probe.
-			if err := sandbox.ProbeKernel(); err != nil {
+			// set-up is checked by the probe. In auto mode it runs while the rest of
+			// the run is assembled: whatever needs its answer (the system prompt,
+			// commands, the helper's start, Layers) waits for it.
+			check := cfg.KernelCheck
+			if check == nil {
+				check = sandbox.ProbeKernel
+			}
+			if mode == SandboxAuto {
+				sb.checkKernelAsync(check)
+			} else if err := check(); err != nil {
 				sb.nsErr = err
-				if mode == SandboxRequired {
-					return nil, errs.Wrap(errs.KindConfig, err, "sandbox required but the namespace layer is unavailable", "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0), or use --sandbox auto (Landlock alone, reported by lovia doctor)")
-				}
+				return nil, errs.Wrap(errs.KindConfig, err, "sandbox required but the namespace layer is unavailable", "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0), or use --sandbox auto (Landlock alone, reported by lovia doctor)")
 			}
 		}
 		w.executor = sb
@@ -162,7 +168,7 @@ func New(cfg Config) (*Workspace, error) {
 			// The kernel has Landlock, so the prompt says commands are confined; a helper
 			// that then fails refuses commands (SandboxExecutor.ready) instead of running
 			// them unconfined.
-			sb.probeAsync()
+			sb.probeAsync(cfg.SandboxStart)
 			break
 		}
 		if !sandbox.NamespacesSupported {
@@ -192,6 +198,7 @@ func (w *Workspace) SandboxLayers() (rep sandbox.Report, nsErr error, ok bool) {
 		return rep, nil, false
 	}
 	if sb.probed != nil {
+		sb.startProbe()
 		<-sb.probed
 	}
 	rep, nsErr = sb.Layers()
@@ -231,6 +238,7 @@ func (w *Workspace) Close() error {
 		p.kill()
 	}
 	if sb, ok := w.executor.(*SandboxExecutor); ok {
+		sb.stopDeferred()
 		sb.Close()
 	}
 	w.undoPlants()

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -41,6 +42,12 @@ type Archive struct {
 	owned bool
 	// embed, when set, adds a vector index fused with the keyword one (vector.go).
 	embed Embedder
+
+	// path is the file of an archive opened on first use (OpenLazy): db is set by
+	// once, or openErr says why it could not be.
+	path    string
+	once    sync.Once
+	openErr error
 }
 
 const schema = `
@@ -76,6 +83,20 @@ func NewArchive(ctx context.Context, db *sql.DB) (*Archive, error) {
 
 // OpenArchive opens (creating if needed) the SQLite file at path.
 func OpenArchive(ctx context.Context, path string) (*Archive, error) {
+	db, err := openDB(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return &Archive{db: db, owned: true}, nil
+}
+
+// OpenLazy is OpenArchive on first use: a run whose model never touches the archive
+// does not open (nor create) the file, and the first model request does not wait
+// for it. A failure to open is the error of every call.
+func OpenLazy(path string) *Archive { return &Archive{path: path, owned: true} }
+
+// openDB opens the archive's database at path with its tables created, private.
+func openDB(ctx context.Context, path string) (*sql.DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, errs.Wrap(errs.KindStore, err, "create the memory database directory", "check the permissions of "+filepath.Dir(path))
 	}
@@ -89,24 +110,38 @@ func OpenArchive(ctx context.Context, path string) (*Archive, error) {
 	if err != nil {
 		return nil, errs.Wrap(errs.KindStore, err, "open the memory database "+path, "")
 	}
-	a, err := NewArchive(ctx, db)
-	if err != nil {
+	if _, err := NewArchive(ctx, db); err != nil {
 		db.Close()
 		return nil, err
 	}
-	a.owned = true
 	for _, p := range []string{path + "-wal", path + "-shm"} {
 		if err := safefile.PrivateFile(p); err != nil {
-			a.Close()
+			db.Close()
 			return nil, errs.Wrap(errs.KindStore, err, "make "+p+" private", "check the file's owner and permissions")
 		}
 	}
-	return a, nil
+	return db, nil
 }
 
-// Close closes the database if the archive opened it.
+// ready opens a lazy archive on first use (the caller's cancellation does not end
+// the open for the calls after it).
+func (a *Archive) ready(ctx context.Context) error {
+	if a.path == "" {
+		return nil
+	}
+	a.once.Do(func() { a.db, a.openErr = openDB(context.WithoutCancel(ctx), a.path) })
+	return a.openErr
+}
+
+// errClosed is the error of a lazy archive used after Close.
+var errClosed = errors.New("the memory archive is closed")
+
+// Close closes the database if the archive opened it (a lazy one never opens after).
 func (a *Archive) Close() error {
-	if a.owned {
+	if a.path != "" {
+		a.once.Do(func() { a.openErr = errClosed })
+	}
+	if a.owned && a.db != nil {
 		return a.db.Close()
 	}
 	return nil
@@ -114,6 +149,9 @@ func (a *Archive) Close() error {
 
 // Add stores it and returns its id.
 func (a *Archive) Add(ctx context.Context, it Item) (int64, error) {
+	if err := a.ready(ctx); err != nil {
+		return 0, err
+	}
 	if it.Created.IsZero() {
 		it.Created = time.Now()
 	}
@@ -132,12 +170,14 @@ func (a *Archive) Add(ctx context.Context, it Item) (int64, error) {
 	return id, nil
 }
 
-var wordRE = regexp.MustCompile(`[\p{L}\p{N}_]+`)
+// wordRE is compiled on first use: its Unicode classes cost a start-up that most
+// runs would pay for nothing.
+var wordRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[\p{L}\p{N}_]+`) })
 
 // ftsQuery turns free text into an FTS5 query: every word as a quoted prefix term,
 // OR-ed, so punctuation in the input can never be FTS syntax and ranking decides.
 func ftsQuery(q string) string {
-	words := wordRE.FindAllString(q, 32)
+	words := wordRE().FindAllString(q, 32)
 	terms := make([]string, 0, len(words))
 	for _, w := range words {
 		terms = append(terms, `"`+w+`"*`)
@@ -187,6 +227,9 @@ func (a *Archive) keywordSearch(ctx context.Context, query string, scopes []stri
 
 // Get returns the item with id if it belongs to one of scopes.
 func (a *Archive) Get(ctx context.Context, id int64, scopes []string) (Item, bool, error) {
+	if err := a.ready(ctx); err != nil {
+		return Item{}, false, err
+	}
 	var it Item
 	var created string
 	err := a.db.QueryRowContext(ctx, `SELECT id, scope, content, tags, pinned, session_id, run_id, created_at FROM memory_items WHERE id = ?`, id).
@@ -208,6 +251,9 @@ func (a *Archive) Get(ctx context.Context, id int64, scopes []string) (Item, boo
 
 // Remove deletes the item with id.
 func (a *Archive) Remove(ctx context.Context, id int64) error {
+	if err := a.ready(ctx); err != nil {
+		return err
+	}
 	_, err := a.db.ExecContext(ctx, `DELETE FROM memory_items WHERE id = ?`, id)
 	return err
 }

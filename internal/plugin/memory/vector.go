@@ -98,6 +98,9 @@ func (a *Archive) backfill(ctx context.Context) error {
 // alone (other words, same sense) is found too. If the embedder fails, the search
 // falls back to keywords.
 func (a *Archive) Search(ctx context.Context, query string, scopes []string, limit int) ([]Item, error) {
+	if err := a.ready(ctx); err != nil {
+		return nil, err
+	}
 	if limit <= 0 {
 		limit = 10
 	}

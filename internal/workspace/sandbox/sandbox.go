@@ -143,6 +143,7 @@ var deviceFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/
 // Main is the helper: parse Args' output, restrict, exec. It returns only on error
 // (exit status 126, like a shell that cannot execute a command).
 func Main(args []string, stderr io.Writer) int {
+	restoreGC()
 	// Never unlocked: capabilities and prctl settings are per thread, and the commands
 	// must be started from the thread that dropped them.
 	runtime.LockOSThread()

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -19,6 +20,15 @@ func TestMain(m *testing.M) {
 	}
 	if len(os.Args) > 1 && os.Args[1] == probeUnderLandlock {
 		os.Exit(probeKernelUnderLandlock())
+	}
+	if len(os.Args) > 1 && os.Args[1] == reportGC {
+		// The collector's setting before and after restoreGC (SetGCPercent returns
+		// the previous one).
+		before := debug.SetGCPercent(-1)
+		debug.SetGCPercent(before)
+		restoreGC()
+		fmt.Printf("before=%d after=%d", before, debug.SetGCPercent(100))
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
@@ -89,4 +99,65 @@ func probeKernelUnderLandlock() int {
 	}
 	fmt.Println("probe passed")
 	return 0
+}
+
+// reportGC makes the test binary print its GC setting around restoreGC.
+const reportGC = "report-gc"
+
+// The exec server starts with GOGC=off (ServerEnv); the helper takes it out of its
+// own environment at once (Main), so what it runs never inherits it, and puts back
+// the GOGC its parent's environment had.
+func TestHelperDropsServerGOGC(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	script := `echo "GOGC=${GOGC-unset} saved=${` + savedGOGC + `-unset}"`
+	for _, c := range []struct{ env, want string }{
+		{"", "GOGC=unset saved=unset\n"},
+		{"GOGC=50", "GOGC=50 saved=unset\n"},
+		{savedGOGC + "=GOGC=7", "GOGC=unset saved=unset\n"}, // not taken from the parent
+	} {
+		env := []string{"PATH=" + os.Getenv("PATH")}
+		if c.env != "" {
+			env = append(env, c.env)
+		}
+		args := append([]string{Subcommand}, Args(Options{RO: []string{"/"}}, sh, []string{"sh", "-c", script})...)
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = ServerEnv(env)
+		out, err := cmd.CombinedOutput()
+		if err != nil || string(out) != c.want {
+			t.Errorf("env %q: %v, %q, want %q", c.env, err, out, c.want)
+		}
+	}
+}
+
+// The helper's collector runs again once Main has started: as the parent's GOGC
+// says, or by default.
+func TestHelperRestoresGC(t *testing.T) {
+	for _, c := range []struct{ env, want string }{
+		{"", "before=-1 after=100"},
+		{"GOGC=50", "before=-1 after=50"},
+		{"GOGC=off", "before=-1 after=-1"},
+	} {
+		var env []string
+		if c.env != "" {
+			env = append(env, c.env)
+		}
+		cmd := exec.Command(os.Args[0], reportGC)
+		cmd.Env = ServerEnv(env)
+		out, err := cmd.Output()
+		if err != nil || string(out) != c.want {
+			t.Errorf("env %q: %v, %q, want %q", c.env, err, out, c.want)
+		}
+	}
+}
+
+// Without ServerEnv the helper leaves GOGC alone (a command's own GOGC=off).
+func TestHelperKeepsOwnGOGC(t *testing.T) {
+	cmd := exec.Command(os.Args[0], reportGC)
+	cmd.Env = []string{"GOGC=off"}
+	if out, err := cmd.Output(); err != nil || string(out) != "before=-1 after=-1" {
+		t.Errorf("%v, %q", err, out)
+	}
 }
