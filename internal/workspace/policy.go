@@ -236,6 +236,9 @@ type pathPattern struct {
 	pat     string
 	literal bool // no glob characters: a prefix test suffices
 	win     bool // Windows path semantics: pat and the paths matched are canonical
+	// lead is a prefix every path pat matches has (globLead): the walk's quick
+	// test rejects most patterns with it without running the matcher.
+	lead string
 }
 
 type compiledPathRule struct {
@@ -419,6 +422,7 @@ func compilePattern(raw, home string) (pathPattern, error) {
 		return pp, errs.Newf(errs.KindConfig, "check the brackets and braces of the glob", "invalid path pattern %q", raw)
 	}
 	pp.literal = !strings.ContainsAny(pp.pat, "*?[{\\")
+	pp.lead = globLead(pp.pat)
 	return pp, nil
 }
 
