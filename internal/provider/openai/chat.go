@@ -8,6 +8,7 @@ import (
 	"iter"
 	"net/http"
 	"strings"
+	"sync"
 
 	oa "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
@@ -25,6 +26,29 @@ type Chat struct {
 	cache provider.PieceCache
 	imgs  *images // images.go
 	heads provider.HeadCache
+	sys   sysCache
+}
+
+// sysCache keeps the last system message encoded: the system text is the same on
+// every turn of a run, and escaping it again cost a quarter of body.
+type sysCache struct {
+	mu   sync.Mutex
+	text string
+	js   []byte // shared: callers must not modify it
+}
+
+func (s *sysCache) get(text string) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.js != nil && s.text == text {
+		return s.js, nil
+	}
+	js, err := oa.SystemMessage(text).MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	s.text, s.js = text, js
+	return js, nil
 }
 
 // NewChat returns a Chat Completions provider for model.
@@ -245,7 +269,7 @@ func (c *Chat) body(req provider.Request) ([]byte, error) {
 	}
 	var sys []byte
 	if req.System != "" {
-		if sys, err = oa.SystemMessage(req.System).MarshalJSON(); err != nil {
+		if sys, err = c.sys.get(req.System); err != nil {
 			return nil, err
 		}
 	}
