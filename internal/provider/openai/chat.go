@@ -26,6 +26,7 @@ type Chat struct {
 	cache provider.PieceCache
 	imgs  *images // images.go
 	heads provider.HeadCache
+	sse   provider.SSEBuffers
 	sys   sysCache
 }
 
@@ -83,7 +84,9 @@ func (c *Chat) Stream(ctx context.Context, req provider.Request) iter.Seq2[provi
 			yield(provider.Delta{}, err)
 			return
 		}
-		c.decode(ctx, provider.NewSSEReader(resp.Body), yield)
+		dec := c.sse.Reader(resp.Body)
+		defer c.sse.Release(dec)
+		c.decode(ctx, dec, yield)
 	}
 }
 
