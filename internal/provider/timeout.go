@@ -107,14 +107,13 @@ func (t Timeouts) Client(base *http.Client) *http.Client {
 		}
 		rt = ht
 	}
-	out.Transport = &timeoutTransport{base: rt, t: t, bufs: sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}}
+	out.Transport = &timeoutTransport{base: rt, t: t}
 	return out
 }
 
 type timeoutTransport struct {
 	base http.RoundTripper
 	t    Timeouts
-	bufs sync.Pool // *[]byte for sendBody
 }
 
 func (tt *timeoutTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -126,11 +125,7 @@ func (tt *timeoutTransport) RoundTrip(req *http.Request) (*http.Response, error)
 			cancel(&TimeoutError{Phase: "headers", Limit: tt.t.Header, Server: server})
 		})
 	}
-	out := req.WithContext(ctx)
-	if out.Body != nil && out.Body != http.NoBody {
-		out.Body = sendBody{rc: out.Body, bufs: &tt.bufs}
-	}
-	resp, err := tt.base.RoundTrip(out)
+	resp, err := tt.base.RoundTrip(req.WithContext(ctx))
 	if hdr != nil {
 		hdr.Stop()
 	}
@@ -162,30 +157,6 @@ func (tt *timeoutTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	}
 	resp.Body = b
 	return resp, nil
-}
-
-// sendBody is a request body that copies itself to the connection through one of
-// the transport's buffers. The clients hand net/http their bodies in wrappers that
-// hide the bytes.Reader's WriteTo, so the connection's generic copy allocated
-// 32 KiB for every request.
-type sendBody struct {
-	rc   io.ReadCloser
-	bufs *sync.Pool
-}
-
-func (b sendBody) Read(p []byte) (int, error) { return b.rc.Read(p) }
-
-func (b sendBody) Close() error { return b.rc.Close() }
-
-func (b sendBody) WriteTo(w io.Writer) (int64, error) {
-	if wt, ok := b.rc.(io.WriterTo); ok {
-		return wt.WriteTo(w)
-	}
-	bp := b.bufs.Get().(*[]byte)
-	defer b.bufs.Put(bp)
-	// Plain Reader and Writer: CopyBuffer must not hand the copy back to a
-	// ReaderFrom that would allocate its own buffer.
-	return io.CopyBuffer(struct{ io.Writer }{w}, struct{ io.Reader }{b.rc}, *bp)
 }
 
 // idleBody restarts the idle timer at every completed stream event and turns a read

@@ -119,30 +119,3 @@ func TestTimeoutErrorIsRetryableTransport(t *testing.T) {
 		t.Fatal("a timeout discards partial output like a cut stream")
 	}
 }
-
-// A request body the client wrapped (hiding its WriterTo) reaches the server whole
-// through the transport's buffered copy.
-func TestTimeoutClientSendsWrappedBody(t *testing.T) {
-	want := strings.Repeat("0123456789abcdef", 20<<10) // 320 KiB: several buffers
-	var got string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		got = string(b)
-	}))
-	defer srv.Close()
-	c := DefaultTimeouts().Client(srv.Client())
-	type hidden struct{ io.ReadCloser }
-	req, err := http.NewRequest("POST", srv.URL, hidden{io.NopCloser(strings.NewReader(want))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.ContentLength = int64(len(want))
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if got != want {
-		t.Fatalf("server got %d bytes, want %d", len(got), len(want))
-	}
-}
