@@ -27,3 +27,19 @@ func TestGlobLeadIsPrefixOfEveryMatch(t *testing.T) {
 		}
 	}
 }
+
+func TestRelInside(t *testing.T) {
+	for _, c := range []struct {
+		root, abs, rel string
+		ok             bool
+	}{
+		{"/w", "/w", ".", true}, {"/w", "/w/a", "a", true}, {"/w", "/w/a/b", "a/b", true}, {"/w", "/wx", "", false},
+		{"/w", "/", "", false}, {"/w", "/w/", "", true}, {"/", "/a", "a", true}, {"/", "/", ".", true}, {"/w/", "/w/a", "a", true},
+		{"/w/", "/w", "", false}, {"/w", "/v/a", "", false},
+	} {
+		rel, ok := relInside(c.root, c.abs)
+		if rel != c.rel || ok != c.ok {
+			t.Errorf("relInside(%q, %q) = %q, %v; want %q, %v", c.root, c.abs, rel, ok, c.rel, c.ok)
+		}
+	}
+}

@@ -163,7 +163,9 @@ func (w *Workspace) grepFiles(ctx context.Context, opts GrepOptions, g gate) (st
 	}
 	max = min(max, MaxGrepMatches)
 
-	bufs := sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+	// Small first buffers: most trees are walked by one goroutine, and readAll
+	// grows a buffer to the largest file it met.
+	bufs := sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 	var (
 		mu    sync.Mutex
 		hits  []grepHit

@@ -474,12 +474,17 @@ func relInside(root, abs string) (string, bool) {
 	if abs == root {
 		return ".", true
 	}
-	prefix := root
-	if !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
+	// root+"/" is a prefix of abs, tested without building it (walks call this
+	// for every entry).
+	n := len(root)
+	if !strings.HasSuffix(root, "/") {
+		if len(abs) <= n || abs[n] != '/' {
+			return "", false
+		}
+		n++
 	}
-	if strings.HasPrefix(abs, prefix) {
-		return abs[len(prefix):], true
+	if strings.HasPrefix(abs, root) {
+		return abs[n:], true
 	}
 	return "", false
 }
