@@ -282,10 +282,13 @@ func (c *Chat) body(req provider.Request) ([]byte, error) {
 		if _, ok := b.Get(sp.start, sp.end, sp.flags()); ok {
 			continue
 		}
-		js := []byte{} // no message: remembered as such
-		if m, ok := chatMessage(c.cfg.Provider, view, sp, c.imgs); ok {
-			if js, err = m.MarshalJSON(); err != nil {
-				return nil, err
+		js, fast := fastMessage(c.cfg.Provider, view, sp, c.imgs)
+		if !fast {
+			js = []byte{} // no message: remembered as such
+			if m, ok := chatMessage(c.cfg.Provider, view, sp, c.imgs); ok {
+				if js, err = m.MarshalJSON(); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if m, ok := toolImages(view, sp, c.imgs); ok {
