@@ -438,6 +438,10 @@ func (pp pathPattern) match(abs, root string) bool {
 		if pp.literal {
 			return under(pp.pat, abs)
 		}
+		// A parent lacks the lead when abs does (globLead).
+		if !pp.win && !strings.HasPrefix(abs, pp.lead) {
+			return false
+		}
 		for q := abs; ; q = pp.parentDir(q) {
 			if doublestar.MatchUnvalidated(pp.pat, q) {
 				return true
@@ -448,7 +452,7 @@ func (pp pathPattern) match(abs, root string) bool {
 		}
 	case 1:
 		rel, ok := relInside(root, abs)
-		if !ok {
+		if !ok || !pp.win && !strings.HasPrefix(rel, pp.lead) {
 			return false
 		}
 		for q := rel; q != "." && q != ""; q = relDir(q) {
@@ -461,7 +465,7 @@ func (pp pathPattern) match(abs, root string) bool {
 		// gitignore-style: any component of the path (so .env* also covers files in a
 		// directory named .envrc.d) — but only components below "/".
 		for q := abs; q != "/" && q != "." && pp.parentDir(q) != q; q = pp.parentDir(q) {
-			if doublestar.MatchUnvalidated(pp.pat, path.Base(q)) {
+			if b := path.Base(q); (pp.win || strings.HasPrefix(b, pp.lead)) && doublestar.MatchUnvalidated(pp.pat, b) {
 				return true
 			}
 		}
