@@ -53,3 +53,29 @@ func TestFastMessageMatchesClient(t *testing.T) {
 		t.Fatalf("only %d spans compared", n)
 	}
 }
+
+// Any text, in any field, encodes as the client encodes it.
+func FuzzFastMessage(f *testing.F) {
+	for _, s := range []string{"", "a\"b\\c", "<&>", "\x00\x1f\x7f", "\xff\xe6\x97", "\u2028\u2029", "日本🙂"} {
+		f.Add(s, s+"x", "\xe6")
+	}
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		call := transcript.ToolCall(a, b, json.RawMessage(c))
+		view := []transcript.Entry{transcript.UserInput(a), transcript.AssistantText(b), transcript.AssistantText(c), call,
+			transcript.ToolResult(a, b, c, len(a)%2 == 0)}
+		for sp := range chatSpans(view) {
+			fast, ok := fastMessage("openai", view, sp, nil)
+			if !ok {
+				continue
+			}
+			m, _ := chatMessage("openai", view, sp, nil)
+			want, err := m.MarshalJSON()
+			if err != nil {
+				t.Skip()
+			}
+			if string(fast) != string(want) {
+				t.Fatalf("fast   %s\nclient %s", fast, want)
+			}
+		}
+	})
+}
