@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 )
 
 // SSEReader reads a text/event-stream body event by event. It reuses its
@@ -20,7 +21,33 @@ type SSEReader struct {
 
 // NewSSEReader returns a reader over body.
 func NewSSEReader(body io.Reader) *SSEReader {
-	return &SSEReader{r: bufio.NewReaderSize(body, 16<<10)}
+	return &SSEReader{r: bufio.NewReaderSize(body, sseBuffer)}
+}
+
+const sseBuffer = 16 << 10
+
+// SSEBuffers lends SSEReaders their read buffers, so an adapter's requests reuse
+// one buffer instead of allocating 16 KiB each. The zero value is ready to use.
+type SSEBuffers struct{ p sync.Pool }
+
+// Reader is NewSSEReader with a lent buffer; Release gives it back.
+func (b *SSEBuffers) Reader(body io.Reader) *SSEReader {
+	if r, ok := b.p.Get().(*bufio.Reader); ok {
+		r.Reset(body)
+		return &SSEReader{r: r}
+	}
+	return NewSSEReader(body)
+}
+
+// Release gives s's buffer back; s must not be used after. Data and Name are
+// copies, never views of the buffer, so they stay as valid as before.
+func (b *SSEBuffers) Release(s *SSEReader) {
+	if s.r == nil {
+		return
+	}
+	s.r.Reset(nil)
+	b.p.Put(s.r)
+	s.r = nil
 }
 
 // maxEvent bounds one event's data so a hostile or broken server cannot make

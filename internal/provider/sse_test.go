@@ -85,3 +85,28 @@ func FuzzSSEReader(f *testing.F) {
 		}
 	})
 }
+
+// Readers with lent buffers read each body as a new reader would, one after
+// another, whatever the previous one left unread.
+func TestSSEBuffersReuse(t *testing.T) {
+	var bufs SSEBuffers
+	bodies := []string{"data: a\n\ndata: b\n\n: left unread\ndata: c\n\n", "event: e\ndata: d\n\n", "data: " + strings.Repeat("y", 40_000) + "\n\n"}
+	for i, body := range bodies {
+		want, _ := readAll(body)
+		r := bufs.Reader(strings.NewReader(body))
+		var got []ev
+		for r.Next() {
+			got = append(got, ev{string(r.Name()), string(r.Data())})
+			if i == 0 && len(got) == 2 {
+				break // the rest stays in the buffer
+			}
+		}
+		bufs.Release(r)
+		if i == 0 {
+			want = want[:2]
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("body %d: got %q, want %q", i, got, want)
+		}
+	}
+}

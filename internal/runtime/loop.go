@@ -53,6 +53,8 @@ type loop struct {
 	actives map[*agent.Agent]*active
 	closers []namedCloser
 	rc      atomic.Pointer[tool.RunContext]
+	rcOnce  sync.Once
+	rcFuncs tool.RunContext // newRC's template: the functions only
 
 	emitMu sync.Mutex
 	seq    int64
@@ -171,27 +173,32 @@ func (l *loop) addUsage(u usage.Usage) {
 
 // newRC returns a fresh RunContext for agent name at turn; it is never mutated after.
 func (l *loop) newRC(agentName string, turn int) *tool.RunContext {
-	rc := &tool.RunContext{
-		RunID:       l.opts.RunID,
-		SessionID:   l.sessionID,
-		ParentRunID: l.opts.ParentRunID,
-		Agent:       agentName,
-		Turn:        turn,
-		Mailbox:     l.h.mbox,
-		Deps:        l.opts.Deps,
-		Cancel: func(reason string) {
-			l.h.Cancel(errs.New(errs.KindCancelled, "cancelled: "+reason, ""))
-		},
-		Entries:    l.snapshotEntries,
-		Usage:      l.currentUsage,
-		PriceUsage: l.opts.Prices.Apply,
-		AddUsage:   l.addUsage,
-	}
-	rc.Ask = func(ctx context.Context, a *event.Approval) (tool.Decision, error) {
-		id := fmt.Sprintf("ask_%d", l.askSeq.Add(1))
-		return l.ask(ctx, id, "", nil, a)
-	}
-	return rc
+	// The functions are the same in every turn's RunContext: made once, they cost
+	// no closure allocations per turn.
+	l.rcOnce.Do(func() {
+		l.rcFuncs = tool.RunContext{
+			Cancel: func(reason string) {
+				l.h.Cancel(errs.New(errs.KindCancelled, "cancelled: "+reason, ""))
+			},
+			Entries:    l.snapshotEntries,
+			Usage:      l.currentUsage,
+			PriceUsage: l.opts.Prices.Apply,
+			AddUsage:   l.addUsage,
+			Ask: func(ctx context.Context, a *event.Approval) (tool.Decision, error) {
+				id := fmt.Sprintf("ask_%d", l.askSeq.Add(1))
+				return l.ask(ctx, id, "", nil, a)
+			},
+		}
+	})
+	rc := l.rcFuncs
+	rc.RunID = l.opts.RunID
+	rc.SessionID = l.sessionID
+	rc.ParentRunID = l.opts.ParentRunID
+	rc.Agent = agentName
+	rc.Turn = turn
+	rc.Mailbox = l.h.mbox
+	rc.Deps = l.opts.Deps
+	return &rc
 }
 
 // emit stamps ev, queues it for the stream and passes it to every hook. Hooks run

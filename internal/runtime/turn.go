@@ -200,66 +200,83 @@ func (l *loop) modelPhase(ctx context.Context, turn int) ([]transcript.Entry, er
 // stream runs one provider call. streamed reports whether anything (not discarded)
 // was received before an error.
 func (l *loop) stream(ctx context.Context, turn int, req provider.Request) (reply []transcript.Entry, u usage.Usage, streamed bool, err error) {
+	// What the loop body changes lives in one value: variables a range-over-func
+	// body assigns move to the heap one by one.
+	st := &streamState{}
 	defer func() {
 		if r := recover(); r != nil {
 			l.log.Error("provider panic", "panic", r, "stack", string(debug.Stack()))
+			reply, u, streamed = st.reply, st.u, st.streamed
 			err = errs.Newf(errs.KindProvider, "this is a bug in the provider adapter; the run can be resumed", "provider panicked: %v", r)
 		}
 	}()
-	// Text the user saw stream before an error or an interrupt is kept (partial).
-	var pending strings.Builder
 	l.partial = nil
-	keepPartial := func() {
-		for _, e := range reply {
-			if e.Type == transcript.TypeAssistantText && strings.TrimSpace(e.Text) != "" {
-				l.partial = append(l.partial, e)
-			}
-		}
-		if t := pending.String(); strings.TrimSpace(t) != "" {
-			l.partial = append(l.partial, transcript.AssistantText(t))
-		}
-	}
 	for d, derr := range l.active.prov.Stream(ctx, req) {
 		if derr != nil {
-			keepPartial()
-			return reply, u, streamed, derr
+			st.err = derr
+			break
 		}
 		switch d.Kind {
 		case provider.DeltaText:
-			streamed = true
-			pending.WriteString(d.Text)
+			st.streamed = true
+			st.pending.WriteString(d.Text)
 			l.emit(ctx, event.Event{Type: event.TextDelta, Turn: turn, Text: d.Text})
 		case provider.DeltaReasoning:
-			streamed = true
+			st.streamed = true
 			l.emit(ctx, event.Event{Type: event.ReasoningDelta, Turn: turn, Text: d.Text})
 		case provider.DeltaToolCall:
-			streamed = true
+			st.streamed = true
 		case provider.DeltaEntry:
 			if d.Entry != nil {
-				streamed = true
-				reply = append(reply, d.Entry.Clone())
+				st.streamed = true
+				st.reply = append(st.reply, d.Entry.Clone())
 				if d.Entry.Type == transcript.TypeAssistantText {
-					pending.Reset()
+					st.pending.Reset()
 				}
 			}
 		case provider.DeltaUsage:
 			if d.Usage != nil {
-				u = u.Add(*d.Usage)
+				st.u = st.u.Add(*d.Usage)
 			}
 		case provider.DeltaFinish:
 			l.refused = d.FinishReason == "refusal"
 		case provider.DeltaDiscard:
 			l.refused = false
-			reply, streamed = reply[:0], false
-			pending.Reset()
+			st.reply, st.streamed = st.reply[:0], false
+			st.pending.Reset()
 			l.emit(ctx, event.Event{Type: event.OutputDiscarded, Turn: turn, Text: d.Text})
 		}
 	}
-	if ctx.Err() != nil {
-		keepPartial()
-		return reply, u, streamed, cancelError(ctx)
+	if st.err == nil && ctx.Err() != nil {
+		st.err = cancelError(ctx)
 	}
-	return reply, u, streamed, nil
+	if st.err != nil {
+		// Text the user saw stream before an error or an interrupt is kept (partial).
+		l.partial = st.partial(l.partial)
+	}
+	return st.reply, st.u, st.streamed, st.err
+}
+
+// streamState is what stream gathers from the deltas.
+type streamState struct {
+	reply    []transcript.Entry
+	u        usage.Usage
+	streamed bool
+	pending  strings.Builder // text streamed since the last assistant text entry
+	err      error
+}
+
+// partial appends to kept the text the user saw stream.
+func (st *streamState) partial(kept []transcript.Entry) []transcript.Entry {
+	for _, e := range st.reply {
+		if e.Type == transcript.TypeAssistantText && strings.TrimSpace(e.Text) != "" {
+			kept = append(kept, e)
+		}
+	}
+	if t := st.pending.String(); strings.TrimSpace(t) != "" {
+		kept = append(kept, transcript.AssistantText(t))
+	}
+	return kept
 }
 
 // finalOutput handles a reply without tool calls. done=false means a repair turn was

@@ -50,32 +50,54 @@ type grepLine struct {
 // quickRead judges a walk entry whose parent directory was already allowed: only
 // rules that can match at this level are evaluated (the walk's hot path).
 func (p *Policy) quickRead(abs, name string) Decision {
-	match := func(pp pathPattern) bool {
-		switch pp.kind {
-		case 2:
-			return doublestar.MatchUnvalidated(pp.pat, name)
-		case 1:
-			rel, ok := relInside(p.root, abs)
-			return ok && doublestar.MatchUnvalidated(pp.pat, rel)
-		}
-		return doublestar.MatchUnvalidated(pp.pat, abs)
-	}
-	for _, d := range p.denied {
-		if match(d) {
+	for i := range p.denied {
+		if p.quickMatch(&p.denied[i], abs, name) {
 			return Deny
 		}
 	}
-	for _, r := range p.rules {
-		if r.read != nil && match(r.pathPattern) {
+	for i := range p.rules {
+		if r := &p.rules[i]; r.read != nil && p.quickMatch(&r.pathPattern, abs, name) {
 			return *r.read
 		}
 	}
-	for _, c := range p.credentials {
-		if match(c) {
+	for i := range p.credentials {
+		if p.quickMatch(&p.credentials[i], abs, name) {
 			return Deny
 		}
 	}
 	return Allow
+}
+
+// quickMatch matches pp against a walk entry at its own level. Most patterns are
+// rejected by their literal lead alone: the built-in credential stores are
+// absolute paths that share a long prefix with the workspace when it is under the
+// home directory, and the matcher compares those rune by rune, for every entry.
+func (p *Policy) quickMatch(pp *pathPattern, abs, name string) bool {
+	s := abs
+	switch pp.kind {
+	case 2:
+		s = name
+	case 1:
+		rel, ok := relInside(p.root, abs)
+		if !ok {
+			return false
+		}
+		s = rel
+	}
+	if !pp.win && !strings.HasPrefix(s, pp.lead) {
+		return false
+	}
+	return doublestar.MatchUnvalidated(pp.pat, s)
+}
+
+// globLead is a prefix of every path the doublestar pattern pat matches: its
+// characters before the first special one, less a trailing "/" (a/** matches a).
+func globLead(pat string) string {
+	lead := pat
+	if i := strings.IndexAny(pat, "*?[{\\"); i >= 0 {
+		lead = pat[:i]
+	}
+	return strings.TrimSuffix(lead, "/")
 }
 
 // compileGrep builds the matcher: a fixed-string prefilter when possible, and a
@@ -141,7 +163,9 @@ func (w *Workspace) grepFiles(ctx context.Context, opts GrepOptions, g gate) (st
 	}
 	max = min(max, MaxGrepMatches)
 
-	bufs := sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+	// Small first buffers: most trees are walked by one goroutine, and readAll
+	// grows a buffer to the largest file it met.
+	bufs := sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 	var (
 		mu    sync.Mutex
 		hits  []grepHit
@@ -297,8 +321,10 @@ type dirJob struct {
 	chain    ignoreChain
 }
 
-// parallelWalk visits regular files under start with GOMAXPROCS workers; directory
-// listing and file work share the workers, so a wide tree keeps them all busy.
+// parallelWalk visits regular files under start; past parallelWalkAfter entries
+// it adds workers up to GOMAXPROCS, and directory listing and file work share
+// them, so a wide tree keeps them all busy. A small tree is walked by the caller
+// alone: the workers' hand-offs (futex wake-ups) cost more than its whole walk.
 // fn gets the path to open (a link's resolved target), the path to show, and the
 // path relative to start.
 func (w *Workspace) parallelWalk(ctx context.Context, start string, hidden bool, fn func(openAbs, shown, rel string), stop func() bool) {
@@ -323,8 +349,12 @@ func (w *Workspace) parallelWalk(ctx context.Context, start string, hidden bool,
 		cond    = sync.NewCond(&mu)
 		stack   = []dirJob{{abs: start, rel: "", chain: chain}}
 		pending = 1 // directories queued or being listed
+		seen    = 0 // entries listed so far
+		spawned = false
+		wg      sync.WaitGroup
 	)
-	worker := func() {
+	var worker func(lead bool)
+	worker = func(lead bool) {
 		for {
 			mu.Lock()
 			for len(stack) == 0 && pending > 0 {
@@ -339,32 +369,39 @@ func (w *Workspace) parallelWalk(ctx context.Context, start string, hidden bool,
 			mu.Unlock()
 
 			var subdirs []dirJob
+			n := 0
 			if ctx.Err() == nil && !stop() {
-				subdirs = w.listDir(job, base, hidden, fn)
+				subdirs, n = w.listDir(job, base, hidden, fn)
 			}
 			mu.Lock()
 			stack = append(stack, subdirs...)
 			pending += len(subdirs) - 1
+			seen += n
+			spawn := lead && !spawned && seen >= parallelWalkAfter && len(stack) > 0
+			spawned = spawned || spawn
 			cond.Broadcast()
 			mu.Unlock()
+			if spawn {
+				for range runtime.GOMAXPROCS(0) - 1 {
+					wg.Go(func() { worker(false) })
+				}
+			}
 		}
 	}
-	n := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			worker()
-		}()
-	}
+	worker(true)
 	wg.Wait()
 }
 
-func (w *Workspace) listDir(job dirJob, base string, hidden bool, fn func(openAbs, shown, rel string)) []dirJob {
+// parallelWalkAfter is how many entries a walk lists on the caller alone before
+// it adds workers.
+const parallelWalkAfter = 256
+
+// listDir lists one directory of a walk: it calls fn for the files and returns
+// the subdirectories to walk and how many entries the directory has.
+func (w *Workspace) listDir(job dirJob, base string, hidden bool, fn func(openAbs, shown, rel string)) ([]dirJob, int) {
 	ents := w.readDir(job.abs)
 	if ents == nil {
-		return nil
+		return nil, 0
 	}
 	chain := job.chain
 	if job.rel != "" {
@@ -425,5 +462,5 @@ func (w *Workspace) listDir(job dirJob, base string, hidden bool, fn func(openAb
 		}
 		fn(abs, abs, rel)
 	}
-	return subdirs
+	return subdirs, len(ents)
 }

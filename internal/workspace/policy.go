@@ -245,6 +245,9 @@ type pathPattern struct {
 	pat     string
 	literal bool // no glob characters: a prefix test suffices
 	win     bool // Windows path semantics: pat and the paths matched are canonical
+	// lead is a prefix every path pat matches has (globLead): the walk's quick
+	// test rejects most patterns with it without running the matcher.
+	lead string
 }
 
 type compiledPathRule struct {
@@ -428,6 +431,7 @@ func compilePattern(raw, home string) (pathPattern, error) {
 		return pp, errs.Newf(errs.KindConfig, "check the brackets and braces of the glob", "invalid path pattern %q", raw)
 	}
 	pp.literal = !strings.ContainsAny(pp.pat, "*?[{\\")
+	pp.lead = globLead(pp.pat)
 	return pp, nil
 }
 
@@ -443,6 +447,10 @@ func (pp pathPattern) match(abs, root string) bool {
 		if pp.literal {
 			return under(pp.pat, abs)
 		}
+		// A parent lacks the lead when abs does (globLead).
+		if !pp.win && !strings.HasPrefix(abs, pp.lead) {
+			return false
+		}
 		for q := abs; ; q = pp.parentDir(q) {
 			if doublestar.MatchUnvalidated(pp.pat, q) {
 				return true
@@ -453,7 +461,7 @@ func (pp pathPattern) match(abs, root string) bool {
 		}
 	case 1:
 		rel, ok := relInside(root, abs)
-		if !ok {
+		if !ok || !pp.win && !strings.HasPrefix(rel, pp.lead) {
 			return false
 		}
 		for q := rel; q != "." && q != ""; q = relDir(q) {
@@ -466,7 +474,7 @@ func (pp pathPattern) match(abs, root string) bool {
 		// gitignore-style: any component of the path (so .env* also covers files in a
 		// directory named .envrc.d) — but only components below "/".
 		for q := abs; q != "/" && q != "." && pp.parentDir(q) != q; q = pp.parentDir(q) {
-			if doublestar.MatchUnvalidated(pp.pat, path.Base(q)) {
+			if b := path.Base(q); (pp.win || strings.HasPrefix(b, pp.lead)) && doublestar.MatchUnvalidated(pp.pat, b) {
 				return true
 			}
 		}
@@ -479,12 +487,17 @@ func relInside(root, abs string) (string, bool) {
 	if abs == root {
 		return ".", true
 	}
-	prefix := root
-	if !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
+	// root+"/" is a prefix of abs, tested without building it (walks call this
+	// for every entry).
+	n := len(root)
+	if !strings.HasSuffix(root, "/") {
+		if len(abs) <= n || abs[n] != '/' {
+			return "", false
+		}
+		n++
 	}
-	if strings.HasPrefix(abs, prefix) {
-		return abs[len(prefix):], true
+	if strings.HasPrefix(abs, root) {
+		return abs[n:], true
 	}
 	return "", false
 }

@@ -113,6 +113,7 @@ type Provider struct {
 	cache provider.PieceCache
 	imgs  *images // images.go
 	heads provider.HeadCache
+	sse   provider.SSEBuffers
 }
 
 // New returns a Messages API provider for model.
@@ -171,7 +172,9 @@ func (p *Provider) Stream(ctx context.Context, req provider.Request) iter.Seq2[p
 			yield(provider.Delta{}, err)
 			return
 		}
-		p.decode(ctx, provider.NewSSEReader(resp.Body), yield)
+		dec := p.sse.Reader(resp.Body)
+		defer p.sse.Release(dec)
+		p.decode(ctx, dec, yield)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"net/http"
 	"strings"
+	"sync"
 
 	oa "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
@@ -25,6 +26,30 @@ type Chat struct {
 	cache provider.PieceCache
 	imgs  *images // images.go
 	heads provider.HeadCache
+	sse   provider.SSEBuffers
+	sys   sysCache
+}
+
+// sysCache keeps the last system message encoded: the system text is the same on
+// every turn of a run, and escaping it again cost a quarter of body.
+type sysCache struct {
+	mu   sync.Mutex
+	text string
+	js   []byte // shared: callers must not modify it
+}
+
+func (s *sysCache) get(text string) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.js != nil && s.text == text {
+		return s.js, nil
+	}
+	js, err := oa.SystemMessage(text).MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	s.text, s.js = text, js
+	return js, nil
 }
 
 // NewChat returns a Chat Completions provider for model.
@@ -59,7 +84,9 @@ func (c *Chat) Stream(ctx context.Context, req provider.Request) iter.Seq2[provi
 			yield(provider.Delta{}, err)
 			return
 		}
-		c.decode(ctx, provider.NewSSEReader(resp.Body), yield)
+		dec := c.sse.Reader(resp.Body)
+		defer c.sse.Release(dec)
+		c.decode(ctx, dec, yield)
 	}
 }
 
@@ -245,7 +272,7 @@ func (c *Chat) body(req provider.Request) ([]byte, error) {
 	}
 	var sys []byte
 	if req.System != "" {
-		if sys, err = oa.SystemMessage(req.System).MarshalJSON(); err != nil {
+		if sys, err = c.sys.get(req.System); err != nil {
 			return nil, err
 		}
 	}
@@ -255,10 +282,13 @@ func (c *Chat) body(req provider.Request) ([]byte, error) {
 		if _, ok := b.Get(sp.start, sp.end, sp.flags()); ok {
 			continue
 		}
-		js := []byte{} // no message: remembered as such
-		if m, ok := chatMessage(c.cfg.Provider, view, sp, c.imgs); ok {
-			if js, err = m.MarshalJSON(); err != nil {
-				return nil, err
+		js, fast := fastMessage(c.cfg.Provider, view, sp, c.imgs)
+		if !fast {
+			js = []byte{} // no message: remembered as such
+			if m, ok := chatMessage(c.cfg.Provider, view, sp, c.imgs); ok {
+				if js, err = m.MarshalJSON(); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if m, ok := toolImages(view, sp, c.imgs); ok {

@@ -28,6 +28,7 @@ type Responses struct {
 	cache provider.PieceCache
 	imgs  *images // images.go
 	heads provider.HeadCache
+	sse   provider.SSEBuffers
 }
 
 // NewResponses returns a Responses API provider for model.
@@ -76,7 +77,9 @@ func (r *Responses) Stream(ctx context.Context, req provider.Request) iter.Seq2[
 			yield(provider.Delta{}, err)
 			return
 		}
-		r.decode(ctx, provider.NewSSEReader(resp.Body), yield)
+		dec := r.sse.Reader(resp.Body)
+		defer r.sse.Release(dec)
+		r.decode(ctx, dec, yield)
 	}
 }
 
