@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/invopop/jsonschema"
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
@@ -30,11 +31,7 @@ func NewResult[A any](name, desc string, fn func(ctx context.Context, rc *RunCon
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: %v", name, err)) // a programming error in a tool declaration
 	}
-	validator, err := CompileSchema(schema)
-	if err != nil {
-		panic(fmt.Sprintf("tool %s: schema: %v", name, err))
-	}
-	s := Spec{Name: name, Description: desc, Schema: schema, Parallel: true, Validate: validator}
+	s := Spec{Name: name, Description: desc, Schema: schema, Parallel: true, Validate: lazyValidator(name, schema)}
 	for _, o := range opts {
 		o(&s)
 	}
@@ -75,6 +72,21 @@ func SchemaFor[A any]() (json.RawMessage, error) {
 	}
 	m["type"] = "object"
 	return json.Marshal(m)
+}
+
+// lazyValidator compiles a built-in tool's schema on its first call, once: a run
+// builds every tool at start but calls few, and compiling costs start-up time. The
+// schema was reflected from a Go type, so failing to compile is a programming error
+// (TestBuiltinSchemasCompile), reported to the caller rather than panicking mid-run.
+func lazyValidator(name string, schema json.RawMessage) func(json.RawMessage) error {
+	compile := sync.OnceValues(func() (func(json.RawMessage) error, error) { return CompileSchema(schema) })
+	return func(args json.RawMessage) error {
+		v, err := compile()
+		if err != nil {
+			return fmt.Errorf("tool %s: schema: %w", name, err)
+		}
+		return v(args)
+	}
 }
 
 // CompileSchema compiles a JSON Schema into a validator whose errors read well to a

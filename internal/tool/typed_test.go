@@ -67,3 +67,22 @@ func TestTruncate(t *testing.T) {
 		t.Fatal("short string changed")
 	}
 }
+
+// TestLazyValidatorReportsBadSchema: a schema that cannot compile is reported on the
+// call, naming the tool, instead of panicking.
+func TestLazyValidatorReportsBadSchema(t *testing.T) {
+	v := lazyValidator("broken", json.RawMessage(`{"type":"object","properties":{"a":{"type":"no-such-type"}}}`))
+	for range 2 {
+		err := v(json.RawMessage(`{"a":1}`))
+		if err == nil || !strings.Contains(err.Error(), "tool broken: schema:") {
+			t.Fatalf("err = %v, want the tool's schema error", err)
+		}
+	}
+	ok := lazyValidator("fine", json.RawMessage(`{"type":"object","required":["a"],"properties":{"a":{"type":"integer"}}}`))
+	if err := ok(json.RawMessage(`{"a":1}`)); err != nil {
+		t.Fatalf("valid arguments: %v", err)
+	}
+	if err := ok(json.RawMessage(`{}`)); err == nil || !strings.Contains(err.Error(), "missing property") {
+		t.Fatalf("missing argument: %v", err)
+	}
+}

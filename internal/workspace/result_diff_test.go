@@ -43,3 +43,20 @@ func TestToolResultCarriesDiff(t *testing.T) {
 		t.Errorf("failed edit: %+v", bad)
 	}
 }
+
+// TestToolSchemasCompile: the workspace tools compile their argument schemas on the
+// first call (tool.NewResult); each one must compile, so that a bad schema is found
+// here and not by a model's first call.
+func TestToolSchemasCompile(t *testing.T) {
+	e := newTestEnv(t)
+	w := newWS(t, e, PresetTrusted, SandboxOff)
+	for _, tl := range w.Tools() {
+		s := tl.Spec()
+		if s.Validate == nil {
+			continue
+		}
+		if err := s.Validate(json.RawMessage(`{}`)); err != nil && strings.Contains(err.Error(), "schema: ") && !strings.Contains(err.Error(), "do not match") {
+			t.Errorf("%s: %v", s.Name, err)
+		}
+	}
+}
