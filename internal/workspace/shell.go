@@ -173,16 +173,22 @@ func (s *SandboxExecutor) waitKernel() {
 	}
 }
 
-// ready waits for the background probe. A helper that failed refuses commands rather
-// than running them unconfined: the system prompt already said they are sandboxed.
-func (s *SandboxExecutor) ready() error {
+// awaitProbe starts the background probe if it is still waiting for its signal,
+// waits for it and returns its error (nil when there is none: not auto mode).
+func (s *SandboxExecutor) awaitProbe() error {
 	if s.probed == nil {
 		return nil
 	}
 	s.startProbe()
 	<-s.probed
-	if s.probeErr != nil {
-		return fmt.Errorf("the sandbox helper failed (%v), so commands cannot run confined; restart lovia with --sandbox off to run them under the policy checks only", s.probeErr)
+	return s.probeErr
+}
+
+// ready waits for the background probe. A helper that failed refuses commands rather
+// than running them unconfined: the system prompt already said they are sandboxed.
+func (s *SandboxExecutor) ready() error {
+	if err := s.awaitProbe(); err != nil {
+		return fmt.Errorf("the sandbox helper failed (%v), so commands cannot run confined; restart lovia with --sandbox off to run them under the policy checks only", err)
 	}
 	return nil
 }

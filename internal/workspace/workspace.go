@@ -197,10 +197,7 @@ func (w *Workspace) SandboxLayers() (rep sandbox.Report, nsErr error, ok bool) {
 	if !isSB {
 		return rep, nil, false
 	}
-	if sb.probed != nil {
-		sb.startProbe()
-		<-sb.probed
-	}
+	_ = sb.awaitProbe() // its failure shows in the report (Layers)
 	rep, nsErr = sb.Layers()
 	return rep, nsErr, true
 }
