@@ -17,8 +17,7 @@ import (
 // dbtx is what a transaction's statements run on: a *sql.Tx for reads, a *writeTx
 // for writes.
 type dbtx interface {
-	querier
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	execQuerier
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
