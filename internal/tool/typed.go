@@ -77,7 +77,7 @@ func SchemaFor[A any]() (json.RawMessage, error) {
 // lazyValidator compiles a built-in tool's schema on its first call, once: a run
 // builds every tool at start but calls few, and compiling costs start-up time. The
 // schema was reflected from a Go type, so failing to compile is a programming error
-// (TestBuiltinSchemasCompile), reported to the caller rather than panicking mid-run.
+// (workspace.TestToolSchemasCompile), reported to the caller rather than panicking mid-run.
 func lazyValidator(name string, schema json.RawMessage) func(json.RawMessage) error {
 	compile := sync.OnceValues(func() (func(json.RawMessage) error, error) { return CompileSchema(schema) })
 	return func(args json.RawMessage) error {

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"strings"
 	"unicode/utf8"
 
 	"github.com/lovia-dev/lovia/internal/transcript"
@@ -55,11 +54,7 @@ func fastMessage(prefix string, view []transcript.Entry, sp chatSpan, im *images
 	var text string
 	for i := sp.start; i < sp.end; i++ {
 		if x := &view[i]; x.Type == transcript.TypeAssistantText && x.Text != "" {
-			if text == "" {
-				text = x.Text
-			} else {
-				text = strings.Join([]string{text, x.Text}, "")
-			}
+			text += x.Text
 		}
 	}
 	if text == "" && calls == 0 {
