@@ -276,7 +276,7 @@ func (l *loop) invoke(ctx context.Context, c *call) outcome {
 		if ctx.Err() != nil {
 			break
 		}
-		res = tool.Result{Text: "error: " + err.Error(), IsError: true}
+		res = tool.Result{Text: "error: " + tool.ErrorText(err), IsError: true}
 		msg := err.Error()
 		if l.opts.Scrub != nil {
 			msg = l.opts.Scrub(msg)

@@ -207,7 +207,7 @@ func (p *Plugin) rememberTool() tool.Tool {
 			if a.Pin {
 				path := p.notesPath(a.Scope)
 				if err := p.pin(ctx, rc, path, content); err != nil {
-					return tool.Result{Text: err.Error(), IsError: true}, nil
+					return tool.Result{Text: tool.ErrorText(err), IsError: true}, nil
 				}
 				parts = append(parts, "pinned to "+path)
 			}
@@ -218,7 +218,7 @@ func (p *Plugin) rememberTool() tool.Tool {
 				}
 				id, err := p.cfg.Archive.Add(ctx, it)
 				if err != nil {
-					return tool.Result{Text: err.Error(), IsError: true}, nil
+					return tool.Result{Text: tool.ErrorText(err), IsError: true}, nil
 				}
 				parts = append([]string{"saved as m" + strconv.FormatInt(id, 10)}, parts...)
 			} else if !a.Pin {
@@ -331,7 +331,7 @@ func (p *Plugin) searchTool() tool.Tool {
 			}
 			items, err := p.cfg.Archive.Search(ctx, a.Query, p.scopes(), min(max(a.Limit, 0), 50))
 			if err != nil {
-				return tool.Result{Text: err.Error(), IsError: true}, nil
+				return tool.Result{Text: tool.ErrorText(err), IsError: true}, nil
 			}
 			if len(items) == 0 {
 				return tool.Result{Text: "No memories match " + strconv.Quote(a.Query) + "."}, nil
@@ -371,7 +371,7 @@ func (p *Plugin) forgetTool() tool.Tool {
 				}
 				it, ok, err := p.cfg.Archive.Get(ctx, n, p.scopes())
 				if err != nil {
-					return tool.Result{Text: err.Error(), IsError: true}, nil
+					return tool.Result{Text: tool.ErrorText(err), IsError: true}, nil
 				}
 				if !ok {
 					return tool.Result{Text: fmt.Sprintf("no memory m%d here; find ids with search_memory", n), IsError: true}, nil
@@ -383,11 +383,11 @@ func (p *Plugin) forgetTool() tool.Tool {
 					}
 					line := "- " + textutil.OneLine(it.Content)
 					if _, err := p.unpin(ctx, rc, p.notesPath(scope), func(l string) bool { return strings.TrimSpace(l) == line }); err != nil {
-						return tool.Result{Text: err.Error(), IsError: true}, nil
+						return tool.Result{Text: tool.ErrorText(err), IsError: true}, nil
 					}
 				}
 				if err := p.cfg.Archive.Remove(ctx, n); err != nil {
-					return tool.Result{Text: err.Error(), IsError: true}, nil
+					return tool.Result{Text: tool.ErrorText(err), IsError: true}, nil
 				}
 				done = append(done, fmt.Sprintf("deleted m%d", n))
 			}
@@ -398,7 +398,7 @@ func (p *Plugin) forgetTool() tool.Tool {
 						return textutil.OneLine(strings.TrimPrefix(strings.TrimSpace(l), "- ")) == note
 					})
 					if err != nil {
-						return tool.Result{Text: err.Error(), IsError: true}, nil
+						return tool.Result{Text: tool.ErrorText(err), IsError: true}, nil
 					}
 					if n > 0 {
 						done = append(done, fmt.Sprintf("removed the note from %s", path))
