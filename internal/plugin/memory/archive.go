@@ -112,7 +112,7 @@ func openDB(ctx context.Context, path string) (*sql.DB, error) {
 	}
 	if _, err := NewArchive(ctx, db); err != nil {
 		db.Close()
-		return nil, err
+		return nil, errs.Wrap(errs.KindStore, err, "open the memory database "+path, fmt.Sprintf("check that it is writable, or move it aside (mv %q %q) so lovia starts a new one", path, path+".bak"))
 	}
 	for _, p := range []string{path + "-wal", path + "-shm"} {
 		if err := safefile.PrivateFile(p); err != nil {
