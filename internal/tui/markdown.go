@@ -4,33 +4,29 @@ import (
 	"regexp"
 	"strings"
 
-	"charm.land/glamour/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/lovia-dev/lovia/internal/termmd"
 	"github.com/lovia-dev/lovia/internal/termtext"
 )
 
-// markdown renders markdown with one glamour renderer, rebuilt only when the width
-// or theme changes (building one parses a style sheet; rendering reuses it).
+// markdown renders markdown with one renderer (glamour's, in internal/termmd),
+// rebuilt only when the width or theme changes.
 type markdown struct {
 	theme Theme
 	width int
-	r     *glamour.TermRenderer
+	r     *termmd.Markdown
 }
 
 func (md *markdown) render(src string, theme Theme, width int) string {
 	width = max(width, 20)
 	if md.r == nil || md.width != width || md.theme.Dark != theme.Dark || md.theme.Color != theme.Color {
-		r, err := glamour.NewTermRenderer(
-			glamour.WithStyles(theme.glamourStyle()),
-			glamour.WithWordWrap(width-2), // the document margin is 2
-			glamour.WithChromaFormatter("terminal256"),
-		)
-		if err != nil {
-			// Styles are built in: this cannot fail in practice; show plain text.
-			return src
-		}
-		md.r, md.width, md.theme = r, width, theme
+		md.r = termmd.New(termmd.Options{
+			Styles:          theme.glamourStyle(),
+			WordWrap:        width - 2, // the document margin is 2
+			ChromaFormatter: "terminal256",
+		})
+		md.width, md.theme = width, theme
 	}
 	segs := splitTables(src)
 	if len(segs) == 1 && !segs[0].table {

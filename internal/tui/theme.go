@@ -3,9 +3,8 @@ package tui
 import (
 	"image/color"
 
-	"charm.land/glamour/v2/ansi"
-	"charm.land/glamour/v2/styles"
 	"charm.land/lipgloss/v2"
+	"github.com/lovia-dev/lovia/internal/termmd"
 )
 
 // Theme holds every style the TUI draws with. It is a value: switching between light
@@ -69,23 +68,23 @@ func NewTheme(dark, colorful bool) Theme {
 // glamourStyle is the markdown style for the theme: the standard dark/light styles
 // (ascii for plain text) without the document's leading and trailing blank lines,
 // which the TUI manages itself.
-func (t Theme) glamourStyle() ansi.StyleConfig {
+func (t Theme) glamourStyle() termmd.StyleConfig {
 	yes := true
-	var s ansi.StyleConfig
+	var s termmd.StyleConfig
 	switch {
 	case !t.Color:
-		s = styles.ASCIIStyleConfig
+		s = termmd.ASCIIStyle()
 	case t.Dark:
-		s = styles.DarkStyleConfig
+		s = termmd.DarkStyle()
 	default:
-		s = styles.LightStyleConfig
+		s = termmd.LightStyle()
 	}
 	s.Document.BlockPrefix = ""
 	s.Document.BlockSuffix = ""
 	if t.Color {
 		// Color and weight mark headings and inline code; the markdown's own "##" and
 		// the padding around code would end up in text copied from the scrollback.
-		for _, h := range []*ansi.StyleBlock{&s.H1, &s.H2, &s.H3, &s.H4, &s.H5, &s.H6} {
+		for _, h := range []*termmd.StyleBlock{&s.H1, &s.H2, &s.H3, &s.H4, &s.H5, &s.H6} {
 			h.Prefix, h.Suffix = "", ""
 		}
 		s.H1.BackgroundColor = nil
