@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/alecthomas/chroma/v2"
-	"github.com/microcosm-cc/bluemonday"
 )
 
 // RenderContext holds the current rendering options and state.
@@ -15,8 +14,6 @@ type RenderContext struct {
 
 	blockStack *BlockStack
 	table      *TableElement
-
-	stripper *bluemonday.Policy
 
 	// chroma is the code blocks' chroma style, built on the first code block.
 	chroma func() *chroma.Style
@@ -28,14 +25,14 @@ func NewRenderContext(options Options) RenderContext {
 		options:    options,
 		blockStack: &BlockStack{},
 		table:      &TableElement{},
-		stripper:   bluemonday.StrictPolicy(),
 		chroma:     sync.OnceValue(func() *chroma.Style { return chromaStyleOf(options.Styles.CodeBlock) }),
 	}
 }
 
-// SanitizeHTML sanitizes HTML content.
+// SanitizeHTML strips HTML content to its text (glamour: bluemonday's strict
+// policy; here stripHTML).
 func (ctx RenderContext) SanitizeHTML(s string, trimSpaces bool) string {
-	s = ctx.stripper.Sanitize(s)
+	s = stripHTML(s)
 	if trimSpaces {
 		s = strings.TrimSpace(s)
 	}

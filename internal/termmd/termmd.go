@@ -12,6 +12,9 @@
 //   - Code blocks build their chroma style from the rules once per renderer instead
 //     of registering it in chroma's global style registry, and the chroma styles
 //     package (which parses every bundled style at start-up) is not imported.
+//   - HTML is stripped to its text by stripHTML, which follows bluemonday's strict
+//     policy (FuzzStripHTML compares them) without linking bluemonday, whose CSS
+//     tables and regular expressions were built at every start-up.
 //   - Emoji shortcodes are not rendered (lovia never enabled glamour's emoji
 //     extension) and unknown nodes render as nothing rather than printing a warning
 //     to standard output.
