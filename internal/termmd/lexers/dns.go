@@ -2,13 +2,14 @@ package lexers
 
 import (
 	"regexp"
+
+	"github.com/alecthomas/chroma/v2"
 )
 
-// TODO(moorereason): can this be factored away?
-var zoneAnalyserRe = regexp.MustCompile(`(?m)^@\s+IN\s+SOA\s+`)
-
-func init() { // nolint: gochecknoinits
-	Get("dns").SetAnalyser(func(text string) float32 {
+func setDNSAnalyser(reg *chroma.LexerRegistry) {
+	// TODO(moorereason): can this be factored away?
+	zoneAnalyserRe := regexp.MustCompile(`(?m)^@\s+IN\s+SOA\s+`)
+	reg.Get("dns").SetAnalyser(func(text string) float32 {
 		if zoneAnalyserRe.FindString(text) != "" {
 			return 1.0
 		}

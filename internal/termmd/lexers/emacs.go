@@ -521,13 +521,15 @@ var (
 )
 
 // EmacsLisp lexer.
-var EmacsLisp = Register(TypeRemappingLexer(MustNewXMLLexer(
-	embedded,
-	"embedded/emacslisp.xml",
-), TypeMapping{
-	{NameVariable, NameFunction, emacsBuiltinFunction},
-	{NameVariable, NameBuiltin, emacsSpecialForms},
-	{NameVariable, NameException, emacsErrorKeywords},
-	{NameVariable, NameBuiltin, append(emacsBuiltinFunctionHighlighted, emacsMacros...)},
-	{NameVariable, KeywordPseudo, emacsLambdaListKeywords},
-}))
+func registerEmacsLisp(reg *LexerRegistry) Lexer {
+	return reg.Register(TypeRemappingLexer(MustNewXMLLexer(
+		embedded,
+		"embedded/emacslisp.xml",
+	), TypeMapping{
+		{NameVariable, NameFunction, emacsBuiltinFunction},
+		{NameVariable, NameBuiltin, emacsSpecialForms},
+		{NameVariable, NameException, emacsErrorKeywords},
+		{NameVariable, NameBuiltin, append(emacsBuiltinFunctionHighlighted, emacsMacros...)},
+		{NameVariable, KeywordPseudo, emacsLambdaListKeywords},
+	}))
+}

@@ -7,26 +7,28 @@ import (
 )
 
 // Go lexer.
-var Go = Register(MustNewLexer(
-	&Config{
-		Name:      "Go",
-		Aliases:   []string{"go", "golang"},
-		Filenames: []string{"*.go"},
-		MimeTypes: []string{"text/x-gosrc"},
-		EnsureNL:  true,
-	},
-	goRules,
-).SetAnalyser(func(text string) float32 {
-	if strings.Contains(text, "fmt.") && strings.Contains(text, "package ") {
-		return 0.5
-	}
-	if strings.Contains(text, "package ") {
-		return 0.1
-	}
-	return 0.0
-}))
+func registerGo(reg *LexerRegistry, goTextTemplate Lexer) Lexer {
+	return reg.Register(MustNewLexer(
+		&Config{
+			Name:      "Go",
+			Aliases:   []string{"go", "golang"},
+			Filenames: []string{"*.go"},
+			MimeTypes: []string{"text/x-gosrc"},
+			EnsureNL:  true,
+		},
+		func() Rules { return goRules(goTextTemplate) },
+	).SetAnalyser(func(text string) float32 {
+		if strings.Contains(text, "fmt.") && strings.Contains(text, "package ") {
+			return 0.5
+		}
+		if strings.Contains(text, "package ") {
+			return 0.1
+		}
+		return 0.0
+	}))
+}
 
-func goRules() Rules {
+func goRules(goTextTemplate Lexer) Rules {
 	return Rules{
 		"root": {
 			{Pattern: `\n`, Type: Text, Mutator: nil},
@@ -51,7 +53,7 @@ func goRules() Rules {
 			{Pattern: `0b[01_]+`, Type: LiteralNumberBin, Mutator: nil},
 			{Pattern: `(0|[1-9][0-9_]*)`, Type: LiteralNumberInteger, Mutator: nil},
 			{Pattern: `'(\\['"\\abfnrtv]|\\x[0-9a-fA-F]{2}|\\[0-7]{1,3}|\\u[0-9a-fA-F]{4}|\\U[0-9a-fA-F]{8}|[^\\])'`, Type: LiteralStringChar, Mutator: nil},
-			{Pattern: "(`)([^`]*)(`)", Type: ByGroups(LiteralString, UsingLexer(TypeRemappingLexer(GoTextTemplate, TypeMapping{{Other, LiteralString, nil}})), LiteralString), Mutator: nil},
+			{Pattern: "(`)([^`]*)(`)", Type: ByGroups(LiteralString, UsingLexer(TypeRemappingLexer(goTextTemplate, TypeMapping{{Other, LiteralString, nil}})), LiteralString), Mutator: nil},
 			{Pattern: `"(\\\\|\\"|[^"])*"`, Type: LiteralString, Mutator: nil},
 			{Pattern: `(<<=|>>=|<<|>>|<=|>=|&\^=|&\^|\+=|-=|\*=|/=|%=|&=|\|=|&&|\|\||<-|\+\+|--|==|!=|:=|\.\.\.|[+\-*/%&])`, Type: Operator, Mutator: nil},
 			{Pattern: `([a-zA-Z_]\w*)(\s*)(\()`, Type: ByGroups(NameFunction, UsingSelf("root"), Punctuation), Mutator: nil},
@@ -61,22 +63,26 @@ func goRules() Rules {
 	}
 }
 
-var GoHTMLTemplate = Register(DelegatingLexer(HTML, MustNewXMLLexer(
-	embedded,
-	"embedded/go_template.xml",
-).SetConfig(
-	&Config{
-		Name:    "Go HTML Template",
-		Aliases: []string{"go-html-template"},
-	},
-)))
+func registerGoHTMLTemplate(reg *LexerRegistry, html Lexer) Lexer {
+	return reg.Register(DelegatingLexer(html, MustNewXMLLexer(
+		embedded,
+		"embedded/go_template.xml",
+	).SetConfig(
+		&Config{
+			Name:    "Go HTML Template",
+			Aliases: []string{"go-html-template"},
+		},
+	)))
+}
 
-var GoTextTemplate = Register(MustNewXMLLexer(
-	embedded,
-	"embedded/go_template.xml",
-).SetConfig(
-	&Config{
-		Name:    "Go Text Template",
-		Aliases: []string{"go-text-template"},
-	},
-))
+func registerGoTextTemplate(reg *LexerRegistry) Lexer {
+	return reg.Register(MustNewXMLLexer(
+		embedded,
+		"embedded/go_template.xml",
+	).SetConfig(
+		&Config{
+			Name:    "Go Text Template",
+			Aliases: []string{"go-text-template"},
+		},
+	))
+}

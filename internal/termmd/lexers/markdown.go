@@ -5,15 +5,17 @@ import (
 )
 
 // Markdown lexer.
-var Markdown = Register(DelegatingLexer(HTML, MustNewLexer(
-	&Config{
-		Name:      "markdown",
-		Aliases:   []string{"md", "mkd"},
-		Filenames: []string{"*.md", "*.mkd", "*.markdown"},
-		MimeTypes: []string{"text/x-markdown"},
-	},
-	markdownRules,
-)))
+func registerMarkdown(reg *LexerRegistry, html Lexer) Lexer {
+	return reg.Register(DelegatingLexer(html, MustNewLexer(
+		&Config{
+			Name:      "markdown",
+			Aliases:   []string{"md", "mkd"},
+			Filenames: []string{"*.md", "*.mkd", "*.markdown"},
+			MimeTypes: []string{"text/x-markdown"},
+		},
+		markdownRules,
+	)))
+}
 
 func markdownRules() Rules {
 	return Rules{

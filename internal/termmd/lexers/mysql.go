@@ -2,15 +2,16 @@ package lexers
 
 import (
 	"regexp"
+
+	"github.com/alecthomas/chroma/v2"
 )
 
-var (
-	mysqlAnalyserNameBetweenBacktickRe = regexp.MustCompile("`[a-zA-Z_]\\w*`")
-	mysqlAnalyserNameBetweenBracketRe  = regexp.MustCompile(`\[[a-zA-Z_]\w*\]`)
-)
-
-func init() { // nolint: gochecknoinits
-	Get("mysql").
+func setMySQLAnalyser(reg *chroma.LexerRegistry) {
+	var (
+		mysqlAnalyserNameBetweenBacktickRe = regexp.MustCompile("`[a-zA-Z_]\\w*`")
+		mysqlAnalyserNameBetweenBracketRe  = regexp.MustCompile(`\[[a-zA-Z_]\w*\]`)
+	)
+	reg.Get("mysql").
 		SetAnalyser(func(text string) float32 {
 			nameBetweenBacktickCount := len(mysqlAnalyserNameBetweenBacktickRe.FindAllString(text, -1))
 			nameBetweenBracketCount := len(mysqlAnalyserNameBetweenBracketRe.FindAllString(text, -1))

@@ -7,15 +7,17 @@ import (
 )
 
 // Restructuredtext lexer.
-var Restructuredtext = Register(MustNewLexer(
-	&Config{
-		Name:      "reStructuredText",
-		Aliases:   []string{"rst", "rest", "restructuredtext"},
-		Filenames: []string{"*.rst", "*.rest"},
-		MimeTypes: []string{"text/x-rst", "text/prs.fallenstein.rst"},
-	},
-	restructuredtextRules,
-))
+func registerRestructuredtext(reg *LexerRegistry) Lexer {
+	return reg.Register(MustNewLexer(
+		&Config{
+			Name:      "reStructuredText",
+			Aliases:   []string{"rst", "rest", "restructuredtext"},
+			Filenames: []string{"*.rst", "*.rest"},
+			MimeTypes: []string{"text/x-rst", "text/prs.fallenstein.rst"},
+		},
+		restructuredtextRules,
+	))
+}
 
 func restructuredtextRules() Rules {
 	return Rules{

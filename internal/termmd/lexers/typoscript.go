@@ -5,17 +5,19 @@ import (
 )
 
 // Typoscript lexer.
-var Typoscript = Register(MustNewLexer(
-	&Config{
-		Name:      "TypoScript",
-		Aliases:   []string{"typoscript"},
-		Filenames: []string{"*.ts"},
-		MimeTypes: []string{"text/x-typoscript"},
-		DotAll:    true,
-		Priority:  0.1,
-	},
-	typoscriptRules,
-))
+func registerTyposcript(reg *LexerRegistry) Lexer {
+	return reg.Register(MustNewLexer(
+		&Config{
+			Name:      "TypoScript",
+			Aliases:   []string{"typoscript"},
+			Filenames: []string{"*.ts"},
+			MimeTypes: []string{"text/x-typoscript"},
+			DotAll:    true,
+			Priority:  0.1,
+		},
+		typoscriptRules,
+	))
+}
 
 func typoscriptRules() Rules {
 	return Rules{

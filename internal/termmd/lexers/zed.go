@@ -2,11 +2,13 @@ package lexers
 
 import (
 	"strings"
+
+	"github.com/alecthomas/chroma/v2"
 )
 
 // Zed lexer.
-func init() { // nolint: gochecknoinits
-	Get("Zed").SetAnalyser(func(text string) float32 {
+func setZedAnalyser(reg *chroma.LexerRegistry) {
+	reg.Get("Zed").SetAnalyser(func(text string) float32 {
 		if strings.Contains(text, "definition ") && strings.Contains(text, "relation ") && strings.Contains(text, "permission ") {
 			return 0.9
 		}
