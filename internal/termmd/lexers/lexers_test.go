@@ -286,3 +286,12 @@ func sampleName(glob string) string {
 	}
 	return r.Replace(glob)
 }
+
+// BenchmarkNewRegistry is the cost the first highlight pays (upstream pays it at
+// program start).
+func BenchmarkNewRegistry(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		newRegistry()
+	}
+}
