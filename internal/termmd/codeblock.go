@@ -6,7 +6,8 @@ import (
 
 	"github.com/alecthomas/chroma/v2"
 	"github.com/alecthomas/chroma/v2/formatters"
-	"github.com/alecthomas/chroma/v2/lexers"
+
+	"github.com/lovia-dev/lovia/internal/termmd/lexers"
 )
 
 const (
@@ -145,14 +146,15 @@ func chromaStyleOf(rules StyleCodeBlock) *chroma.Style {
 }
 
 // highlight is chroma's quick.Highlight with the style given rather than looked up
-// in chroma's registry.
+// in chroma's registry, and with the lexers of termmd/lexers, which are chroma's
+// registered on first use rather than at program start.
 func highlight(w io.Writer, source, lexer, formatter string, style *chroma.Style) error {
 	l := lexers.Get(lexer)
 	if l == nil {
 		l = lexers.Analyse(source)
 	}
 	if l == nil {
-		l = lexers.Fallback
+		l = lexers.Fallback()
 	}
 	l = chroma.Coalesce(l)
 	f := formatters.Get(formatter)
