@@ -57,6 +57,10 @@ func TestBuiltinToolSchemas(t *testing.T) {
 			t.Errorf("%s: its argument type is unnamed, so its schema cannot be prebuilt: name it", s.Name)
 			continue
 		}
+		if old, ok := want[key]; ok && old != string(schema) {
+			// Types declared inside functions can share a name and package.
+			t.Errorf("%s: another argument type is also named %s: give them distinct names", s.Name, key)
+		}
 		want[key] = string(schema)
 		if !*updateSchemas && string(s.Schema) != string(schema) {
 			t.Errorf("%s: offered schema\n%s\nreflected\n%s", s.Name, s.Schema, schema)
