@@ -387,6 +387,11 @@ func (l *loop) execute(ctx context.Context) error {
 	l.emitStarted(ctx)
 
 	// Prior conversation.
+	if l.opts.Session != nil && newSession && ctx.Err() != nil {
+		// What reading the session did: an interrupt during setup (a slow
+		// session_start hook) stops the run here, before it is recorded.
+		return cancelError(ctx)
+	}
 	if l.opts.Session != nil && !newSession {
 		hist, err := l.opts.Session.Load(ctx, l.sessionID)
 		if err != nil {
