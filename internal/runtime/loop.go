@@ -298,6 +298,9 @@ func (l *loop) execute(ctx context.Context) error {
 	l.startedAt = l.now()
 	cp := l.opts.Checkpointer
 	var snap *store.Snapshot
+	if cp != nil && l.newRun && ctx.Err() != nil {
+		return cancelError(ctx) // what loading its checkpoint did
+	}
 	if cp != nil && !l.newRun {
 		s, err := cp.Load(ctx, l.opts.RunID)
 		switch {
