@@ -473,8 +473,9 @@ func (a *App) Prepare(ctx context.Context, ro RunOptions) (*Prepared, error) {
 			return nil, err
 		}
 	}
+	newSession := false
 	if sessionID == "" && ro.IfRunExists != runtime.ResumeOnly {
-		sessionID = newID("ses_")
+		sessionID, newSession = newID("ses_"), true
 	}
 	if a.DB != nil && sessionID != "" && !ro.child {
 		if err := a.DB.Sessions().EnsureSession(ctx, sessionID, sqlite.SessionMeta{Cwd: a.Config.Cwd, Repo: a.repo()}); err != nil {
@@ -493,6 +494,7 @@ func (a *App) Prepare(ctx context.Context, ro RunOptions) (*Prepared, error) {
 		Resolve:           a.Resolve,
 		Session:           a.Session,
 		SessionID:         sessionID,
+		NewSession:        newSession,
 		Checkpointer:      a.Checkpointer,
 		RunID:             ro.RunID,
 		IfRunExists:       ro.IfRunExists,

@@ -1,4 +1,5 @@
-// Package preset loads agent presets: the bundled ones (presets/*.yaml, embedded),
+// Package preset loads agent presets: the bundled ones (presets/*.yaml, parsed at
+// build time into bundled_gen.go),
 // then the user's (~/.config/lovia/presets) and the project's (.lovia/presets); a
 // later preset with the same name replaces an earlier one.
 package preset
@@ -19,7 +20,6 @@ import (
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/guardrail"
 	"github.com/lovia-dev/lovia/internal/safefile"
-	"github.com/lovia-dev/lovia/presets"
 )
 
 // Preset is a named, declarative agent configuration.
@@ -91,9 +91,7 @@ type Dirs struct {
 // error naming the file and line.
 func Load(dirs Dirs) (*Set, error) {
 	s := &Set{byName: map[string]*Preset{}}
-	if err := s.addFS(presets.FS, ".", "bundled", false); err != nil {
-		return nil, err
-	}
+	s.addBundled()
 	for _, d := range []string{dirs.User, dirs.Project} {
 		if d == "" {
 			continue
@@ -121,6 +119,14 @@ func Load(dirs Dirs) (*Set, error) {
 		}
 	}
 	return s, nil
+}
+
+// addBundled adds the bundled presets, parsed at build time from presets/*.yaml
+// (bundled_gen.go; TestBundledGenerated keeps it current).
+func (s *Set) addBundled() {
+	for _, p := range bundledPresets() {
+		s.byName[p.Name] = p
+	}
 }
 
 // addFS adds the presets of fsys/dir; untrusted (an untrusted project's) presets do
@@ -193,9 +199,7 @@ func ProjectLoosening(dirs Dirs) []trust.Entry {
 		return nil
 	}
 	base := &Set{byName: map[string]*Preset{}}
-	if err := base.addFS(presets.FS, ".", "bundled", false); err != nil {
-		return nil
-	}
+	base.addBundled()
 	if dirs.User != "" {
 		if _, err := os.Stat(dirs.User); err == nil {
 			_ = base.addFS(os.DirFS(dirs.User), ".", dirs.User, false)

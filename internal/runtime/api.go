@@ -53,6 +53,9 @@ type Options struct {
 
 	Session   store.Session // nil: no session history, no append
 	SessionID string
+	// NewSession: SessionID names a session created for this run, so it has no
+	// history to load (a run that resumes a checkpoint of another session loads that).
+	NewSession bool
 
 	Checkpointer store.Checkpointer // nil: no checkpoints (no resume)
 	RunID        string             // generated when empty

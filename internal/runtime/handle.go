@@ -56,6 +56,8 @@ func Start(ctx context.Context, a *agent.Agent, input []transcript.Entry, opts O
 		done:      make(chan struct{}),
 	}
 	l := newLoop(h, a, input, opts)
+	// A generated id names no checkpoint yet: nothing to load before the first one.
+	l.newRun = fresh && opts.Checkpointer != nil
 	// An existing run's session id comes from its checkpoint, and Start does no I/O:
 	// when a run id was given without a session id, SessionID is known from
 	// run_started on. A run that is certainly new gets its id here.

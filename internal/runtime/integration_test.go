@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/agent"
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/event"
+	"github.com/lovia-dev/lovia/internal/plugin"
 	"github.com/lovia-dev/lovia/internal/provider"
 	"github.com/lovia-dev/lovia/internal/provider/script"
 	"github.com/lovia-dev/lovia/internal/store"
@@ -102,5 +104,36 @@ func TestScriptAndSQLiteCrashResume(t *testing.T) {
 	r3, err := Start(ctx, a, Text("echo hello"), ro).Result()
 	if err != nil || r3.Replayed || r3.Turns != 2 {
 		t.Fatalf("restart %v %+v", err, r3)
+	}
+}
+
+// TestNewRunInterruptedInSetup: a new run (generated id, new session) interrupted
+// while its plugins are set up stops as interrupted before it is recorded, though
+// neither its checkpoint nor its session is read first.
+func TestNewRunInterruptedInSetup(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "lovia.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	reg := provider.NewRegistry(provider.Env{Dir: "testdata"})
+	script.Register(reg)
+	started := make(chan struct{})
+	slow := plugin.Func{ID: "slow", Fn: func(ctx context.Context, _ *tool.RunContext) (*plugin.Contribution, error) {
+		close(started)
+		<-ctx.Done()
+		return &plugin.Contribution{}, nil // like a hook that ignores its failure
+	}}
+	a := &agent.Agent{Name: "a", Model: "script:echo.yaml", Plugins: []plugin.Plugin{slow}}
+	h := Start(ctx, a, Text("hi"), Options{Resolve: reg.Resolve, Session: db.Sessions(), Checkpointer: db.Checkpoints(),
+		SessionID: "ses_new", NewSession: true})
+	<-started
+	h.Cancel(errs.New(errs.KindCancelled, "interrupted", ""))
+	if _, err := h.Result(); errs.KindOf(err) != errs.KindCancelled {
+		t.Fatalf("err %v, want interrupted", err)
+	}
+	if _, err := db.Checkpoints().Load(ctx, h.RunID()); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("run recorded: %v", err)
 	}
 }

@@ -39,6 +39,8 @@ type loop struct {
 
 	sessionID string
 	startedAt time.Time
+	// newRun: Start generated the run id, so no checkpoint of it exists yet.
+	newRun bool
 
 	mu sync.Mutex
 	// buf[0] is the system head; buf[1:] is the body: session history (histLen
@@ -296,7 +298,10 @@ func (l *loop) execute(ctx context.Context) error {
 	l.startedAt = l.now()
 	cp := l.opts.Checkpointer
 	var snap *store.Snapshot
-	if cp != nil {
+	if cp != nil && l.newRun && ctx.Err() != nil {
+		return cancelError(ctx) // what loading its checkpoint did
+	}
+	if cp != nil && !l.newRun {
 		s, err := cp.Load(ctx, l.opts.RunID)
 		switch {
 		case err == nil:
@@ -326,6 +331,9 @@ func (l *loop) execute(ctx context.Context) error {
 		snap = nil
 	}
 
+	// A session created for this run has no history: it is not read before the first
+	// model call.
+	newSession := snap == nil && (l.opts.NewSession || l.opts.SessionID == "")
 	a := l.entry
 	if snap != nil {
 		// A run belongs to the session it started in, whatever the caller passes now.
@@ -382,7 +390,12 @@ func (l *loop) execute(ctx context.Context) error {
 	l.emitStarted(ctx)
 
 	// Prior conversation.
-	if l.opts.Session != nil {
+	if l.opts.Session != nil && newSession && ctx.Err() != nil {
+		// What reading the session did: an interrupt during setup (a slow
+		// session_start hook) stops the run here, before it is recorded.
+		return cancelError(ctx)
+	}
+	if l.opts.Session != nil && !newSession {
 		hist, err := l.opts.Session.Load(ctx, l.sessionID)
 		if err != nil {
 			return errs.Wrap(errs.KindStore, err, "loading session "+l.sessionID, "check the database path (--db) and its permissions")

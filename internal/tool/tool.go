@@ -47,6 +47,9 @@ type Spec struct {
 	Grant func(a *event.Approval)
 	// Validate, when set, replaces schema validation (e.g. tools with foreign schemas).
 	Validate func(args json.RawMessage) error
+
+	// args is the argument type of a tool built by New (nil otherwise).
+	args *argsType
 }
 
 // ApprovalFunc inspects a call's (already validated) arguments.

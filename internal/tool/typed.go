@@ -17,7 +17,9 @@ import (
 
 // New builds a Tool from a typed function. A's exported fields (json tags for names,
 // `jsonschema:"description=..."` tags for descriptions, omitempty for optional) give the
-// JSON Schema; arguments are validated against it, then decoded into A.
+// JSON Schema; arguments are validated against it, then decoded into A. A built-in
+// tool's schema is prebuilt (schemas_gen.go, kept current by a test in internal/app):
+// reflecting every tool's type cost each run about a millisecond.
 func New[A any](name, desc string, fn func(ctx context.Context, rc *RunContext, args A) (string, error), opts ...Option) Tool {
 	return NewResult(name, desc, func(ctx context.Context, rc *RunContext, args A) (Result, error) {
 		s, err := fn(ctx, rc, args)
@@ -27,11 +29,17 @@ func New[A any](name, desc string, fn func(ctx context.Context, rc *RunContext, 
 
 // NewResult is New for functions that return a full Result.
 func NewResult[A any](name, desc string, fn func(ctx context.Context, rc *RunContext, args A) (Result, error), opts ...Option) Tool {
-	schema, err := SchemaFor[A]()
-	if err != nil {
-		panic(fmt.Sprintf("tool %s: %v", name, err)) // a programming error in a tool declaration
+	args := &argsType{key: typeKey(reflect.TypeFor[A]()), reflect: SchemaFor[A]}
+	var schema json.RawMessage
+	if pre := prebuiltSchema(args.key); pre != "" {
+		schema = json.RawMessage(pre)
+	} else {
+		var err error
+		if schema, err = SchemaFor[A](); err != nil {
+			panic(fmt.Sprintf("tool %s: %v", name, err)) // a programming error in a tool declaration
+		}
 	}
-	s := Spec{Name: name, Description: desc, Schema: schema, Parallel: true, Validate: lazyValidator(name, schema)}
+	s := Spec{Name: name, Description: desc, Schema: schema, Parallel: true, Validate: lazyValidator(name, schema), args: args}
 	for _, o := range opts {
 		o(&s)
 	}
@@ -44,6 +52,47 @@ func NewResult[A any](name, desc string, fn func(ctx context.Context, rc *RunCon
 		}
 		return fn(ctx, rc, a)
 	}}
+}
+
+// argsType is the Go type a tool built by New decodes its arguments into.
+type argsType struct {
+	key     string // typeKey
+	reflect func() (json.RawMessage, error)
+}
+
+// typeKey names a named type (or a pointer to one) by package path and name; it is
+// "" for unnamed types, which have no prebuilt schema.
+func typeKey(t reflect.Type) string {
+	star := ""
+	if t != nil && t.Kind() == reflect.Pointer {
+		star, t = "*", t.Elem()
+	}
+	if t == nil || t.Name() == "" || t.PkgPath() == "" {
+		return ""
+	}
+	return star + t.PkgPath() + "." + t.Name()
+}
+
+// ReflectedSchema returns, for a Spec made by New or NewResult (and copies of it),
+// the key of its argument type in the prebuilt schemas (schemas_gen.go; "" when the
+// type cannot have one) and the schema SchemaFor reflects from that type; ok is false
+// for other Specs. It is for the test that keeps schemas_gen.go current.
+func (s Spec) ReflectedSchema() (key string, schema json.RawMessage, ok bool, err error) {
+	if s.args == nil {
+		return "", nil, false, nil
+	}
+	schema, err = s.args.reflect()
+	return s.args.key, schema, true, err
+}
+
+// PrebuiltSchemas returns a copy of the prebuilt schemas by type key.
+func PrebuiltSchemas() map[string]string {
+	keys := prebuiltKeys()
+	out := make(map[string]string, len(keys))
+	for _, k := range keys {
+		out[k] = prebuiltSchema(k)
+	}
+	return out
 }
 
 // SchemaFor returns the JSON Schema of A's arguments object, inlined (no $ref, no

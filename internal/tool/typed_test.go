@@ -86,3 +86,29 @@ func TestLazyValidatorReportsBadSchema(t *testing.T) {
 		t.Fatalf("missing argument: %v", err)
 	}
 }
+
+type keyedArgs struct {
+	Path string `json:"path" jsonschema:"description=A path"`
+}
+
+// TestReflectedSchema: a tool built by New offers the schema reflected from its
+// argument type (prebuilt or not) and names that type for schemas_gen.go.
+func TestReflectedSchema(t *testing.T) {
+	named := New("named", "d", func(context.Context, *RunContext, keyedArgs) (string, error) { return "", nil }).Spec()
+	key, schema, ok, err := named.ReflectedSchema()
+	if err != nil || !ok || key != "github.com/lovia-dev/lovia/internal/tool.keyedArgs" || string(schema) != string(named.Schema) {
+		t.Fatalf("named: %q %s %v %v (offered %s)", key, schema, ok, err, named.Schema)
+	}
+	anon := New("anon", "d", func(context.Context, *RunContext, struct {
+		N int `json:"n"`
+	}) (string, error) {
+		return "", nil
+	}).Spec()
+	key, schema, ok, err = anon.ReflectedSchema()
+	if err != nil || !ok || key != "" || string(schema) != string(anon.Schema) {
+		t.Fatalf("anonymous: %q %s %v %v (offered %s)", key, schema, ok, err, anon.Schema)
+	}
+	if _, _, ok, _ := (Spec{Name: "foreign"}).ReflectedSchema(); ok {
+		t.Fatal("a Spec not made by New has no argument type")
+	}
+}

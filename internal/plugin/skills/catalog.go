@@ -17,6 +17,7 @@ import (
 
 	lerrs "github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/safefile"
+	bundledskills "github.com/lovia-dev/lovia/skills"
 )
 
 // Source labels where a skill came from.
@@ -101,7 +102,7 @@ func List(ctx context.Context, cfg Config) ([]Skill, []error) {
 		byName[s.Name] = &s
 	}
 	if cfg.Bundled != nil {
-		skills, errs := scanFS(cfg.Bundled, SourceBundled)
+		skills, errs := scanBundled(cfg.Bundled)
 		problems = append(problems, errs...)
 		for _, s := range skills {
 			add(s)
@@ -124,6 +125,24 @@ func List(ctx context.Context, cfg Config) ([]Skill, []error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, problems
+}
+
+// scanBundled is scanFS of the bundled set. lovia's own skills (bundledskills.FS)
+// were parsed at build time (bundled_gen.go): decoding their YAML front matter cost
+// every run about as much as the rest of the plugin's setup.
+func scanBundled(fsys fs.FS) ([]Skill, []error) {
+	if fsys != fs.FS(bundledskills.FS) {
+		return scanFS(fsys, SourceBundled)
+	}
+	out := bundledCatalog()
+	for i := range out {
+		sub, err := fs.Sub(fsys, strings.TrimPrefix(out[i].Dir, SourceBundled+":"))
+		if err != nil {
+			return scanFS(fsys, SourceBundled)
+		}
+		out[i].fsys = sub
+	}
+	return out, nil
 }
 
 func scanFS(fsys fs.FS, label string) ([]Skill, []error) {

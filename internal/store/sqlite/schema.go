@@ -106,6 +106,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		return err
 	}
 	_, ours := tables[schemaTable]
+	current := false
 	if !ours && len(tables) > 0 {
 		names := make([]string, 0, len(tables))
 		for n := range tables {
@@ -128,10 +129,17 @@ func (db *DB) migrate(ctx context.Context) error {
 		if err := db.checkNewer(v); err != nil {
 			return err
 		}
+		current = v == len(migrations)
 	}
 	var mode string
 	if err := db.sql.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
 		return db.fail("switch database to WAL", err)
+	}
+	if current {
+		// Migrations only go forward: a current database has nothing to apply, and
+		// the write transaction that re-checks under the lock is spared (every run
+		// opens the database).
+		return nil
 	}
 	return db.write(ctx, "migrate database", func(tx dbtx) error {
 		// Re-read under the write lock: another process may have migrated meanwhile.
