@@ -17,6 +17,7 @@ import (
 	"github.com/lovia-dev/lovia/internal/config"
 	"github.com/lovia-dev/lovia/internal/errs"
 	"github.com/lovia-dev/lovia/internal/termtext"
+	"github.com/lovia-dev/lovia/internal/workspace/sandbox"
 )
 
 // Factory carries what every command needs; tests build one with buffers.
@@ -186,6 +187,7 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code
 
 // Execute runs lovia with the process's arguments and returns the exit code.
 func Execute() int {
+	sandbox.SetDefaultGC()
 	defer startProfiles()()
 	return Run(context.Background(), NewFactory(), os.Args[1:])
 }

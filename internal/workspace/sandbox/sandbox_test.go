@@ -30,6 +30,11 @@ func TestMain(m *testing.M) {
 		fmt.Printf("before=%d after=%d", before, debug.SetGCPercent(100))
 		os.Exit(0)
 	}
+	if len(os.Args) > 1 && os.Args[1] == reportDefaultGC {
+		SetDefaultGC()
+		fmt.Printf("gc=%d", debug.SetGCPercent(100))
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 
@@ -136,7 +141,7 @@ func TestHelperDropsServerGOGC(t *testing.T) {
 // says, or by default.
 func TestHelperRestoresGC(t *testing.T) {
 	for _, c := range []struct{ env, want string }{
-		{"", "before=-1 after=100"},
+		{"", "before=-1 after=80"}, // DefaultGCPercent
 		{"GOGC=50", "before=-1 after=50"},
 		{"GOGC=off", "before=-1 after=-1"},
 	} {
@@ -149,6 +154,36 @@ func TestHelperRestoresGC(t *testing.T) {
 		out, err := cmd.Output()
 		if err != nil || string(out) != c.want {
 			t.Errorf("env %q: %v, %q, want %q", c.env, err, out, c.want)
+		}
+	}
+}
+
+// reportDefaultGC makes the test binary print its GC setting after SetDefaultGC.
+const reportDefaultGC = "report-default-gc"
+
+// lovia collects at DefaultGCPercent unless GOGC says otherwise, and does not put
+// its default into the environment its commands inherit.
+func TestSetDefaultGC(t *testing.T) {
+	for _, c := range []struct{ env, want string }{
+		{"", "gc=80"},
+		{"GOGC=100", "gc=100"},
+		{"GOGC=off", "gc=-1"},
+	} {
+		cmd := exec.Command(os.Args[0], reportDefaultGC)
+		if c.env != "" {
+			cmd.Env = []string{c.env}
+		} else {
+			cmd.Env = []string{}
+		}
+		if out, err := cmd.Output(); err != nil || string(out) != c.want {
+			t.Errorf("env %q: %v, %q, want %q", c.env, err, out, c.want)
+		}
+	}
+	if _, ok := os.LookupEnv("GOGC"); !ok {
+		SetDefaultGC()
+		defer debug.SetGCPercent(100)
+		if _, ok := os.LookupEnv("GOGC"); ok {
+			t.Error("SetDefaultGC set GOGC in the environment")
 		}
 	}
 }
