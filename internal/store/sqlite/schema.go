@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
+
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/lovia-dev/lovia/internal/errs"
 )
@@ -131,8 +134,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		}
 		current = v == len(migrations)
 	}
-	var mode string
-	if err := db.sql.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
+	if err := db.walMode(ctx); err != nil {
 		return db.fail("switch database to WAL", err)
 	}
 	if current {
@@ -208,4 +210,27 @@ func (db *DB) tables(ctx context.Context) (map[string]struct{}, error) {
 		return nil, db.fail("open database", err)
 	}
 	return out, nil
+}
+
+// walMode switches the database to WAL. Switching a new file takes an exclusive
+// lock, and SQLite can answer SQLITE_BUSY at once rather than wait out the busy
+// timeout when other connections opening the same new file hold theirs
+// (TestConcurrentOpenMigratesOnce): retried, as write retries a transaction.
+func (db *DB) walMode(ctx context.Context) error {
+	var err error
+	for attempt := 0; attempt < 6; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(attempt*20) * time.Millisecond):
+			}
+		}
+		var mode string
+		err = db.sql.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode)
+		if c := sqliteCode(err); c != sqlite3.SQLITE_BUSY && c != sqlite3.SQLITE_LOCKED {
+			return err
+		}
+	}
+	return err
 }
