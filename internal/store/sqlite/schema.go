@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	sqlite3 "modernc.org/sqlite/lib"
-
 	"github.com/lovia-dev/lovia/internal/errs"
 )
 
@@ -217,20 +215,8 @@ func (db *DB) tables(ctx context.Context) (map[string]struct{}, error) {
 // timeout when other connections opening the same new file hold theirs
 // (TestConcurrentOpenMigratesOnce): retried, as write retries a transaction.
 func (db *DB) walMode(ctx context.Context) error {
-	var err error
-	for attempt := 0; attempt < 6; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(time.Duration(attempt*20) * time.Millisecond):
-			}
-		}
+	return retryBusy(ctx, 6, 20*time.Millisecond, func() error {
 		var mode string
-		err = db.sql.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode)
-		if c := sqliteCode(err); c != sqlite3.SQLITE_BUSY && c != sqlite3.SQLITE_LOCKED {
-			return err
-		}
-	}
-	return err
+		return db.sql.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode)
+	})
 }

@@ -297,21 +297,27 @@ func (db *DB) write(ctx context.Context, op string, fn func(dbtx) error) error {
 	}
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
+	return db.fail(op, retryBusy(ctx, 4, 50*time.Millisecond, func() error { return db.writeOnce(ctx, fn) }))
+}
+
+// retryBusy calls fn up to attempts times while it fails with SQLITE_BUSY or
+// SQLITE_LOCKED, waiting step longer before each new attempt (step, 2·step, …).
+func retryBusy(ctx context.Context, attempts int, step time.Duration, fn func() error) error {
 	var err error
-	for attempt := 0; attempt < 4; attempt++ {
+	for attempt := 0; attempt < attempts; attempt++ {
 		if attempt > 0 {
 			select {
 			case <-ctx.Done():
-				return db.fail(op, ctx.Err())
-			case <-time.After(time.Duration(attempt*50) * time.Millisecond):
+				return ctx.Err()
+			case <-time.After(time.Duration(attempt) * step):
 			}
 		}
-		err = db.writeOnce(ctx, fn)
+		err = fn()
 		if c := sqliteCode(err); c != sqlite3.SQLITE_BUSY && c != sqlite3.SQLITE_LOCKED {
-			break
+			return err
 		}
 	}
-	return db.fail(op, err)
+	return err
 }
 
 // writeOnce runs fn between BEGIN IMMEDIATE and COMMIT on the write connection
