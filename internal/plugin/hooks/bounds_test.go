@@ -113,13 +113,15 @@ func TestHooksSandboxedUnderReadonly(t *testing.T) {
 		t.Fatal("a hook wrote into the root under readonly")
 	}
 	// The same hook under coding writes inside the root (so the refusal above is the
-	// sandbox, not a broken hook), but not outside it.
+	// sandbox, not a broken hook), but not outside it. TMPDIR points elsewhere in
+	// case the checkout itself is under /tmp.
+	t.Setenv("TMPDIR", t.TempDir())
 	cw, err := workspace.New(workspace.Config{Root: root, Policy: "coding", Sandbox: "required", SandboxHelper: helperArgv(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cw.Close()
-	// Not under the temp dir, which coding lets commands write.
+	// Not under the temp dir, which coding lets commands write: the package directory.
 	od, err := os.MkdirTemp(".", "outside-")
 	if err != nil {
 		t.Fatal(err)
