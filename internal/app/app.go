@@ -714,7 +714,8 @@ func (a *App) plugins(ctx context.Context, p *preset.Preset, policy, model strin
 		case "todo":
 			out = append(out, todo.New())
 		case "skills":
-			out = append(out, skills.New(skills.Config{Bundled: bundledskills.FS, Dirs: a.skillDirs(), NoWatch: a.Config.Skills.NoWatch, Repo: a.Config.Root, Warn: a.warn}, a.Log))
+			out = append(out, skills.New(skills.Config{Bundled: bundledskills.FS, Dirs: a.skillDirs(), NoWatch: a.Config.Skills.NoWatch, Repo: a.Config.Root, Warn: a.warn,
+				Denied: ReadDenied(a.Config, policy)}, a.Log))
 		case "mcp":
 			// Added by agentPlugins whenever servers are configured.
 		case "web":

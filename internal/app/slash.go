@@ -41,7 +41,8 @@ func (a *App) Commands(ctx context.Context) ([]commands.Command, []error) {
 	for _, c := range list {
 		have[c.Name] = true
 	}
-	sk, _ := skills.List(ctx, skills.Config{Bundled: bundledskills.FS, Dirs: a.skillDirs(), NoWatch: true, Repo: a.Config.Root})
+	sk, _ := skills.List(ctx, skills.Config{Bundled: bundledskills.FS, Dirs: a.skillDirs(), NoWatch: true, Repo: a.Config.Root,
+		Denied: ReadDenied(a.Config, a.Config.EffectivePolicy(""))})
 	for _, s := range sk {
 		if have[s.Name] {
 			continue

@@ -111,3 +111,33 @@ func TestImportDeniedByPolicy(t *testing.T) {
 		t.Fatalf("text %q notes %v", res.Text, res.Notes)
 	}
 }
+
+// TestLinkedFileDeniedByPolicy: the repository's CLAUDE.md itself may be a link to
+// a file the policy denies reading (CLAUDE.md -> .env); it is left out like such an
+// import, while the user's global file is not judged by the repository's rules.
+func TestLinkedFileDeniedByPolicy(t *testing.T) {
+	base := t.TempDir()
+	user, root := filepath.Join(base, "cfg"), filepath.Join(base, "repo")
+	write(t, filepath.Join(user, "AGENTS.md"), "global rule")
+	write(t, filepath.Join(root, ".env"), "API_KEY=CANARY")
+	write(t, filepath.Join(root, "AGENTS.md"), "root rule")
+	if err := os.Symlink(".env", filepath.Join(root, "CLAUDE.md")); err != nil {
+		t.Fatal(err)
+	}
+	denied := func(abs string) string {
+		if real, err := filepath.EvalSymlinks(abs); err == nil && strings.HasPrefix(filepath.Base(real), ".env") {
+			return "denied by the rule .env*"
+		}
+		if strings.HasPrefix(abs, user) {
+			return "outside the root" // readonly: must not hide the user's own file
+		}
+		return ""
+	}
+	res, problems := Load(Options{UserDir: user, Root: root, Cwd: root, Denied: denied})
+	if strings.Contains(res.Text, "CANARY") || !strings.Contains(res.Text, "root rule") || !strings.Contains(res.Text, "global rule") {
+		t.Fatalf("text %q", res.Text)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0].Error(), "policy denies reading it") {
+		t.Fatalf("problems %v", problems)
+	}
+}

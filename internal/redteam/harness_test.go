@@ -1038,7 +1038,7 @@ func batches(cases []*rcase) []batch {
 
 func allCases() []*rcase {
 	var cs []*rcase
-	for _, gen := range []func() []*rcase{pathCases, commandCases, plantCases, secretCases, lifetimeCases, networkCases, configCases, extraCases, stateCases, commondirCases, controlCases} {
+	for _, gen := range []func() []*rcase{pathCases, commandCases, plantCases, secretCases, lifetimeCases, networkCases, configCases, extraCases, stateCases, commondirCases, files2Cases, controlCases} {
 		cs = append(cs, gen()...)
 	}
 	for i, c := range cs {

@@ -457,6 +457,12 @@ func (w *Workspace) editFile(path, oldS, newS string, replaceAll bool, g gate) (
 	if err != nil {
 		return "", "", err
 	}
+	if d, why := w.policy.DecidePath(abs, OpRead); d == Deny {
+		// An edit reads the file: its diff shows the lines around the change, and
+		// whether old_string is found tells what the file holds. A file the rules
+		// let the agent write but not read is replaced whole or not at all.
+		return "", "", userErr("cannot edit %s: edit_file reads the file, and the policy denies reading it (%s); replace it with write_file if it should change", path, why)
+	}
 	t, err := w.openTarget(abs, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", "", userErr("%s does not exist; use write_file to create it", path)

@@ -353,3 +353,29 @@ func TestInstructionsFollowPolicy(t *testing.T) {
 		t.Errorf("unsandboxed workspace claims a sandbox:\n%s", co)
 	}
 }
+
+// A file the rules let the agent write but not read is not edited: the diff would
+// show its lines and a missing old_string tells what it holds. write_file still
+// replaces it whole.
+func TestEditFileReadDenied(t *testing.T) {
+	e := newTestEnv(t)
+	cfg := e.config(PresetCoding)
+	cfg.Sandbox = SandboxOff
+	cfg.PathRules = []PathRule{{Pattern: "*.pem", Read: "deny"}}
+	w, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	write(t, e.root+"/k.pem", "one\nCANARY\ntwo\n")
+	out, err := w.EditFile("k.pem", "one", "ONE", false, false)
+	if err == nil || strings.Contains(out+err.Error(), "CANARY") || !strings.Contains(err.Error(), "denies reading") {
+		t.Fatalf("edit = %q, %v", out, err)
+	}
+	if data, _ := os.ReadFile(e.root + "/k.pem"); string(data) != "one\nCANARY\ntwo\n" {
+		t.Fatalf("edited: %q", data)
+	}
+	if out, err := w.WriteFile("k.pem", "new\n", false, false); err != nil || strings.Contains(out, "CANARY") {
+		t.Fatalf("write = %q, %v", out, err)
+	}
+}

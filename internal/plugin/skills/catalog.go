@@ -41,6 +41,8 @@ type Skill struct {
 	Shadows []string `json:"shadows,omitempty"`
 
 	fsys fs.FS // the folder's contents (nil for disk skills: read via Dir)
+	// denied is Config.Denied for a skill found under the repository (nil otherwise).
+	denied func(abs string) string
 }
 
 // Config says where skills come from.
@@ -58,6 +60,12 @@ type Config struct {
 	Repo string `yaml:"-"`
 	// Warn, when set, shows the user each skill that failed to load.
 	Warn func(msg string) `yaml:"-"`
+	// Denied, when set, says why the workspace policy denies reading abs ("" =
+	// allowed). It is asked for every file of a skill under Repo before it is read:
+	// a repository skill folder may be (or link to) any directory of the repository,
+	// so read_skill_file must not hand the model a file the read rules keep from it
+	// (a .env under denied_paths, a key under a read: deny path rule).
+	Denied func(abs string) string `yaml:"-"`
 }
 
 // DefaultDirs returns the standard roots in precedence order: the user's
@@ -113,7 +121,7 @@ func List(ctx context.Context, cfg Config) ([]Skill, []error) {
 			problems = append(problems, ctx.Err())
 			break
 		}
-		skills, errs := scanDir(root, cfg.Repo)
+		skills, errs := scanDir(root, cfg.Repo, cfg.Denied)
 		problems = append(problems, errs...)
 		for _, s := range skills {
 			add(s)
@@ -180,7 +188,7 @@ func scanFS(fsys fs.FS, label string) ([]Skill, []error) {
 	return out, problems
 }
 
-func scanDir(root, repo string) ([]Skill, []error) {
+func scanDir(root, repo string, denied func(string) string) ([]Skill, []error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, []error{fmt.Errorf("skills directory %s: %w", root, err)}
@@ -215,6 +223,16 @@ func scanDir(root, repo string) ([]Skill, []error) {
 				continue
 			}
 		}
+		var skillDenied func(string) string
+		if realRepo != "" {
+			skillDenied = denied
+		}
+		if skillDenied != nil {
+			if why := skillDenied(p); why != "" {
+				problems = append(problems, fmt.Errorf("skill %s left out: the policy denies reading it (%s)", p, why))
+				continue
+			}
+		}
 		// SKILL.md is a regular file that stays inside its folder.
 		data, err := safefile.ReadBeneath(dir, p, MaxSkillFileBytes)
 		if err != nil {
@@ -231,7 +249,7 @@ func scanDir(root, repo string) ([]Skill, []error) {
 		for _, w := range fm.Warnings {
 			problems = append(problems, &Warning{Path: p, Msg: w})
 		}
-		out = append(out, Skill{Frontmatter: fm, Body: body, Source: abs, Dir: dir, Path: p})
+		out = append(out, Skill{Frontmatter: fm, Body: body, Source: abs, Dir: dir, Path: p, denied: skillDenied})
 	}
 	return out, problems
 }
@@ -285,6 +303,10 @@ func (s *Skill) Files(limit int) ([]string, error) {
 // ErrOutsideSkill is returned for paths that leave the skill's folder.
 var ErrOutsideSkill = errors.New("path leaves the skill's folder")
 
+// ErrDenied is returned for a file of a repository skill the workspace policy
+// denies reading.
+var ErrDenied = errors.New("the policy denies reading it")
+
 // ReadFile reads a file of the skill, confined to its folder: absolute paths, ".."
 // and symlinks that resolve outside the folder are refused.
 func (s *Skill) ReadFile(rel string) ([]byte, error) {
@@ -310,6 +332,12 @@ func (s *Skill) ReadFile(rel string) ([]byte, error) {
 	target := filepath.Join(base, filepath.FromSlash(clean))
 	if st, err := os.Stat(target); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("%s is a directory; name a file in it", clean)
+	}
+	if s.denied != nil {
+		// The workspace's read rules hold here too (the folder may be the root).
+		if why := s.denied(target); why != "" {
+			return nil, fmt.Errorf("%q: %w: %s", rel, ErrDenied, why)
+		}
 	}
 	// Read beneath the folder: a link out of it, a FIFO or a device is refused.
 	data, err := safefile.ReadBeneath(base, target, MaxSkillFileBytes)

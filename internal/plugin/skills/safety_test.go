@@ -4,6 +4,7 @@ package skills
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,5 +77,49 @@ func TestProjectSkillsStayInTheRepository(t *testing.T) {
 	list, problems = List(context.Background(), Config{Dirs: []string{user}, Repo: repo})
 	if len(list) != 1 || len(problems) != 0 {
 		t.Errorf("user dir: %v %v", list, problems)
+	}
+}
+
+// A repository skill's files are read under the workspace's read rules: a skill
+// folder that links to the repository root cannot hand read_skill_file a .env the
+// rules deny, nor a SKILL.md that is such a file.
+func TestProjectSkillFilesFollowReadRules(t *testing.T) {
+	repo := t.TempDir()
+	os.WriteFile(filepath.Join(repo, ".env"), []byte("API_KEY=CANARY"), 0o644)
+	os.WriteFile(filepath.Join(repo, "SKILL.md"), []byte("---\nname: rootlink\ndescription: d\n---\nbody"), 0o644)
+	root := filepath.Join(repo, ".lovia", "skills")
+	os.MkdirAll(root, 0o755)
+	if err := os.Symlink("../..", filepath.Join(root, "rootlink")); err != nil {
+		t.Fatal(err)
+	}
+	denyDir := writeSkill(t, root, "denied", "d", "CANARY-BODY")
+	denied := func(abs string) string {
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			real = abs
+		}
+		if strings.HasPrefix(filepath.Base(real), ".env") || strings.HasPrefix(real, denyDir) {
+			return "denied_paths"
+		}
+		return ""
+	}
+	list, problems := List(context.Background(), Config{Dirs: []string{root}, Repo: repo, Denied: denied})
+	var s *Skill
+	for i := range list {
+		if list[i].Name == "denied" {
+			t.Errorf("a SKILL.md the policy denies loaded: %+v", list[i])
+		}
+		if list[i].Name == "rootlink" {
+			s = &list[i]
+		}
+	}
+	if s == nil || len(problems) != 1 || !strings.Contains(problems[0].Error(), "denies reading") {
+		t.Fatalf("skills %v problems %v", list, problems)
+	}
+	if data, err := s.ReadFile(".env"); !errors.Is(err, ErrDenied) || strings.Contains(string(data), "CANARY") {
+		t.Fatalf("read_skill_file .env = %q, %v", data, err)
+	}
+	if _, err := s.ReadFile("SKILL.md"); err != nil {
+		t.Fatalf("an allowed file: %v", err)
 	}
 }

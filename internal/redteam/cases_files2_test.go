@@ -1,0 +1,155 @@
+//go:build linux
+
+package redteam
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// ---- files lovia reads on the repository's behalf, past the read rules ----
+//
+// workspace.denied_paths and path rules with `read: deny` keep files inside the
+// root (.env, keys) away from the model under every policy. The file tools honour
+// them; these cases reach the same files through lovia's own readers and writers:
+// the instruction files it puts into the system prompt, the skill files
+// read_skill_file returns, and the diff edit_file shows.
+
+// f2Cfg is the user's (trusted) config every case here runs under.
+const f2Cfg = "workspace:\n  denied_paths: [\".env*\"]\n  path_rules:\n    - {pattern: \"*.pem\", read: deny}\n"
+
+// f2Setup writes the user's config and the protected files, each holding the
+// case's canary: .env (denied_paths) and <id>.pem (a read: deny path rule, writes
+// allowed).
+func f2Setup(b *box, c *rcase) {
+	mustWrite(b.t, filepath.Join(b.home, ".config", "lovia", "config.yaml"), f2Cfg, 0o644)
+	b.write(".env", "API_TOKEN="+f2Canary(c)+"\n")
+	b.write(c.id+".pem", "-----BEGIN PRIVATE KEY-----\nline-a\n"+f2Canary(c)+"\nline-b\n-----END PRIVATE KEY-----\n")
+}
+
+func f2Canary(c *rcase) string { return "RTF2DENIED" + c.id + c.targets.credC[len(c.targets.credC)-8:] }
+
+// f2NoLeak fails when the case's canary reached the run's output, its database or
+// logs (what the model was shown is recorded there).
+func f2NoLeak(b *box, c *rcase, r *runResult) error {
+	canary := f2Canary(c)
+	var where []string
+	for _, s := range []struct{ name, text string }{{"stdout", r.stdout}, {"stderr", r.stderr}} {
+		if strings.Contains(s.text, canary) {
+			where = append(where, s.name)
+		}
+	}
+	filepath.WalkDir(b.data, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if e.IsDir() && e.Name() == "rewind" {
+			// The checkpoints keep the repository's files (all of them) to restore
+			// them; nothing there reaches the model.
+			return filepath.SkipDir
+		}
+		if !e.Type().IsRegular() {
+			return nil
+		}
+		if data, _ := os.ReadFile(p); strings.Contains(string(data), canary) {
+			where = append(where, strings.TrimPrefix(p, b.base+"/"))
+		}
+		return nil
+	})
+	if len(where) > 0 {
+		return fmt.Errorf("the content of a file the read rules deny reached %s", strings.Join(where, ", "))
+	}
+	return nil
+}
+
+// f2PromptClean fails when the instructions the model is given (lovia instructions
+// --text shows them as the run builds them) hold the canary.
+func f2PromptClean(b *box, c *rcase, r *runResult) error {
+	if err := f2NoLeak(b, c, r); err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, "instructions", "--text", "-C", b.root)
+	cmd.Dir = b.root
+	cmd.Env = b.env()
+	out, _ := cmd.CombinedOutput()
+	if strings.Contains(string(out), f2Canary(c)) {
+		return fmt.Errorf("the system prompt holds a file the read rules deny:\n%s", short(string(out), 400))
+	}
+	return nil
+}
+
+func files2Cases() []*rcase {
+	var cs []*rcase
+	pols := []string{"readonly", "coding", "trusted"}
+
+	// Instruction files: an import of a denied file is not followed, but the file
+	// itself may be the link.
+	for _, v := range []struct{ name, file, target string }{
+		{"claude-md-env", "CLAUDE.md", ".env"},
+		{"agents-md-pem", "AGENTS.md", "{{ID}}.pem"},
+		{"claude-local-md-env", "CLAUDE.local.md", ".env"},
+	} {
+		for _, pol := range pols {
+			cs = append(cs, &rcase{Name: "f2-instructions-link/" + v.name + "/" + pol, Class: "files2: denied files via lovia's own readers",
+				Attack: "the repository's " + v.file + " is a symlink to " + strings.ReplaceAll(v.target, "{{ID}}", "<id>") + ", which the read rules deny: lovia puts it into the system prompt",
+				Policy: pol, Want: contained, Approve: "none", Solo: true,
+				Setup: func(b *box, c *rcase) {
+					f2Setup(b, c)
+					b.symlink(b.expand(c, v.target), v.file)
+				},
+				Calls: []call{{Name: "read_file", Args: map[string]any{"path": "README.md"}, Free: true}},
+				Check: f2PromptClean})
+		}
+	}
+
+	// Skills: read_skill_file reads inside the skill's folder, and a repository skill
+	// folder may be a link to any directory of the repository (its root).
+	for _, v := range []struct{ name, attack, path string }{
+		{"root-link-env", "a repository skill whose folder links to the root; read_skill_file .env", ".env"},
+		{"root-link-pem", "a repository skill whose folder links to the root; read_skill_file of a *.pem", "{{ID}}.pem"},
+		{"own-pem", "a repository skill with a *.pem of its own; read_skill_file of it", "own.pem"},
+	} {
+		for _, pol := range pols {
+			cs = append(cs, &rcase{Name: "f2-skill-file/" + v.name + "/" + pol, Class: "files2: denied files via lovia's own readers",
+				Attack: v.attack + " (the read rules deny it)",
+				Policy: pol, Want: denied, Solo: true,
+				Setup: func(b *box, c *rcase) {
+					f2Setup(b, c)
+					skill := "---\nname: " + c.id + "\ndescription: a skill\n---\nbody\n"
+					if v.name == "own-pem" {
+						b.write(".lovia/skills/"+c.id+"/SKILL.md", skill)
+						b.write(".lovia/skills/"+c.id+"/own.pem", f2Canary(c)+"\n")
+						return
+					}
+					b.write("SKILL.md", skill)
+					b.symlink("../..", ".lovia/skills/"+c.id)
+				},
+				Calls: []call{
+					{Name: "load_skill", Args: map[string]any{"name": "{{ID}}"}, Free: true},
+					{Name: "read_skill_file", Args: map[string]any{"name": "{{ID}}", "path": v.path}},
+				},
+				Check: f2NoLeak})
+		}
+	}
+
+	// edit_file of a file the rules let the agent write but not read: the result's
+	// diff shows the lines around the change, and whether old_string is found tells
+	// what the file holds.
+	for _, pol := range []string{"coding", "trusted"} {
+		cs = append(cs, &rcase{Name: "f2-edit-read-denied/" + pol, Class: "files2: denied files via lovia's own readers",
+			Attack: "edit_file of a *.pem a path rule denies reading (writes allowed): the diff shows its content",
+			Policy: pol, Want: denied, Solo: true, Setup: f2Setup,
+			Calls: []call{{Name: "edit_file", Args: map[string]any{"path": "{{ID}}.pem", "old_string": "line-a", "new_string": "line-A"}}},
+			Check: f2NoLeak})
+	}
+	// Control: the edit tools still work on a file that may be read.
+	cs = append(cs, &rcase{Name: "f2-control-edit/coding", Class: "files2: denied files via lovia's own readers",
+		Attack: "control: edit_file of a readable file under the same rules",
+		Policy: "coding", Want: allowed, Solo: true, Setup: f2Setup,
+		Calls: []call{{Name: "edit_file", Args: map[string]any{"path": "README.md", "old_string": "hello", "new_string": "hi"}}}})
+	return cs
+}
