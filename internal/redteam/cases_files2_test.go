@@ -146,6 +146,44 @@ func files2Cases() []*rcase {
 			Calls: []call{{Name: "edit_file", Args: map[string]any{"path": "{{ID}}.pem", "old_string": "line-a", "new_string": "line-A"}}},
 			Check: f2NoLeak})
 	}
+	// Memory: remember judges .lovia/MEMORY.md, then writes it by its path. A
+	// repository script (run under trusted without asking, confined by the sandbox)
+	// flips .lovia between a directory inside the root and ~/.config/lovia: judged
+	// inside, the note lands in the user's global notes (every later prompt of every
+	// repository), past the write the sandbox forbids the script itself and past the
+	// ask a global note needs. The cases share one run: the first starts the script
+	// and waits for the link (its own turn), the tries follow in turns of their own.
+	// The script is python (ln -sfn would be a process per flip); it stops when told
+	// (or after 30 s) and removes the link, so nothing is left planted.
+	flip := "#!/usr/bin/env python3\nimport os, time\nos.makedirs('lov-in', exist_ok=True)\nclk = time.perf_counter\nend = clk() + 30\nwhile clk() < end and not os.path.exists('f2-flip-stop'):\n    for t, rest in (('lov-in', 1e-3), ('{{HOME}}/.config/lovia', 1e-3)):\n        os.symlink(t, '.lovia.tmp')\n        os.replace('.lovia.tmp', '.lovia')\n        u = clk() + rest\n        while clk() < u:\n            pass\nos.remove('.lovia')\n"
+	memSetup := func(b *box, c *rcase) {
+		os.MkdirAll(filepath.Join(b.home, ".config", "lovia"), 0o755)
+		b.writeExec(c.id+"-flip.sh", b.expand(c, flip))
+	}
+	cs = append(cs, &rcase{Name: "f2-memory-link-flip/trusted-start", Class: "files2: lovia's own writers",
+		Attack: "(setup) a repository script flips .lovia between an inside directory and ~/.config/lovia",
+		Policy: "trusted", Want: contained, Approve: "none", Setup: memSetup,
+		Calls: []call{
+			{Name: "shell", Args: map[string]any{"command": "./{{ID}}-flip.sh {{MARK}}", "background": true}, Free: true},
+			{Name: "shell", Args: map[string]any{"command": "while [ ! -L .lovia ]; do sleep 0.05; done", "timeout": 10}, Free: true},
+		}})
+	// The tries in turns of their own: the calls of one turn are approved together,
+	// at one moment of the flip.
+	const turns, perTurn = 20, 40
+	for t := 0; t < turns; t++ {
+		var tries []call
+		for i := 0; i < perTurn; i++ {
+			tries = append(tries, call{Name: "remember", Args: map[string]any{"content": fmt.Sprintf("n%d-%d", t, i), "pin": true}, Free: true})
+		}
+		c := &rcase{Name: fmt.Sprintf("f2-memory-link-flip/trusted-%d", t), Class: "files2: lovia's own writers",
+			Attack: fmt.Sprintf("remember (pinned project note) %d times while .lovia flips between an inside directory and ~/.config/lovia", perTurn),
+			Policy: "trusted", Want: contained, Approve: "none", Calls: tries, Check: stateUntouched}
+		if t == turns-1 {
+			// The script removes the link when it stops.
+			c.Calls = append(c.Calls, call{Name: "shell", Args: map[string]any{"command": "touch f2-flip-stop; while [ -L .lovia ]; do sleep 0.05; done", "timeout": 20}, Free: true})
+		}
+		cs = append(cs, c)
+	}
 	// Control: the edit tools still work on a file that may be read.
 	cs = append(cs, &rcase{Name: "f2-control-edit/coding", Class: "files2: denied files via lovia's own readers",
 		Attack: "control: edit_file of a readable file under the same rules",

@@ -6,6 +6,7 @@ package memory
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"github.com/lovia-dev/lovia/internal/textutil"
@@ -108,7 +109,7 @@ func readNotes(path string) (string, error) {
 	if path == "" {
 		return "", nil
 	}
-	b, err := safefile.ReadBeneath(filepath.Dir(path), path, safefile.MaxNotes)
+	b, err := safefile.ReadBeneath(notesBase(path), path, safefile.MaxNotes)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
@@ -298,24 +299,59 @@ func (p *Plugin) unpin(ctx context.Context, rc *tool.RunContext, path string, ma
 	return removed, writeAtomic(path, text)
 }
 
+// notesBase is the directory a notes file must stay beneath. A project's notes
+// (<root>/.lovia/MEMORY.md) stay inside the project: .lovia is repository content
+// and may be a link (to ~/.config/lovia, swapped in by a command after the write was
+// judged). The user's own notes stay in their directory, which may be a link of the
+// user's (a dotfiles checkout).
+func notesBase(path string) string {
+	dir := filepath.Dir(path)
+	if filepath.Base(dir) == ".lovia" {
+		return filepath.Dir(dir)
+	}
+	return dir
+}
+
+// writeAtomic replaces the notes file path with text: a temporary file beside it,
+// renamed over it, both through an os.Root of notesBase(path), so no link on the way
+// (one swapped in after the write was judged) carries the write out of it.
 func writeAtomic(path, text string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	base := notesBase(path)
+	rel, err := filepath.Rel(base, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		return fmt.Errorf("notes file %s is not inside %s", path, base)
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".memory-*.tmp")
+	r, err := os.OpenRoot(base)
 	if err != nil {
 		return err
 	}
-	if _, err := tmp.WriteString(text); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
+	defer r.Close()
+	dir := filepath.Dir(rel)
+	if err := r.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("notes directory %s: %w", filepath.Join(base, dir), err)
+	}
+	tmp := filepath.Join(dir, ".memory-"+rand.Text()[:12]+".tmp")
+	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
 		return err
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		r.Remove(tmp)
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := f.Close(); err != nil {
+		r.Remove(tmp)
+		return err
+	}
+	if err := r.Rename(tmp, rel); err != nil {
+		r.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 type searchArgs struct {

@@ -49,3 +49,56 @@ func TestNotesRefuseUnsafeFiles(t *testing.T) {
 		}
 	}
 }
+
+// A project's .lovia that is a link out of the project (a command may swap one in
+// after the write was judged) carries neither the notes' read nor their write out of
+// it; a link inside the project is followed; the user's own notes directory may be
+// a link of the user's.
+func TestNotesStayInTheProject(t *testing.T) {
+	root, elsewhere := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(elsewhere, "MEMORY.md"), []byte("- CANARY\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(root, ".lovia")); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, ".lovia", "MEMORY.md")
+	if got, err := readNotes(p); err == nil || strings.Contains(got, "CANARY") {
+		t.Fatalf("read through the link: %q, %v", got, err)
+	}
+	if err := writeAtomic(p, "- x\n"); err == nil {
+		t.Fatal("wrote through a .lovia that links out of the project")
+	}
+	if data, _ := os.ReadFile(filepath.Join(elsewhere, "MEMORY.md")); string(data) != "- CANARY\n" {
+		t.Fatalf("the notes elsewhere changed: %q", data)
+	}
+	if ents, _ := os.ReadDir(elsewhere); len(ents) != 1 {
+		t.Fatalf("files left elsewhere: %v", ents)
+	}
+
+	os.Remove(filepath.Join(root, ".lovia"))
+	os.Mkdir(filepath.Join(root, "inside"), 0o755)
+	if err := os.Symlink("inside", filepath.Join(root, ".lovia")); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeAtomic(p, "- y\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readNotes(p); err != nil || got != "- y" {
+		t.Fatalf("notes through an inside link: %q, %v", got, err)
+	}
+
+	// The user's notes: ~/.config/lovia linked to a dotfiles checkout.
+	home, dotfiles := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".config"), 0o755)
+	if err := os.Symlink(dotfiles, filepath.Join(home, ".config", "lovia")); err != nil {
+		t.Fatal(err)
+	}
+	g := filepath.Join(home, ".config", "lovia", "MEMORY.md")
+	if err := writeAtomic(g, "- z\n"); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dotfiles, "MEMORY.md")); string(data) != "- z\n" {
+		t.Fatalf("global notes: %q", data)
+	}
+}
