@@ -35,7 +35,15 @@ func f2Canary(c *rcase) string { return "RTF2DENIED" + c.id + c.targets.credC[le
 
 // f2NoLeak fails when the case's canary reached the run's output, its database or
 // logs (what the model was shown is recorded there).
-func f2NoLeak(b *box, c *rcase, r *runResult) error {
+func f2NoLeak(b *box, c *rcase, r *runResult) error { return f2NoLeakBut("")(b, c, r) }
+
+// f2NoLeakBut is f2NoLeak for a canary that lives in the data directory's subdirectory
+// home (not searched).
+func f2NoLeakBut(home string) func(b *box, c *rcase, r *runResult) error {
+	return func(b *box, c *rcase, r *runResult) error { return f2Leak(b, c, r, home) }
+}
+
+func f2Leak(b *box, c *rcase, r *runResult, home string) error {
 	canary := f2Canary(c)
 	var where []string
 	for _, s := range []struct{ name, text string }{{"stdout", r.stdout}, {"stderr", r.stderr}} {
@@ -47,7 +55,7 @@ func f2NoLeak(b *box, c *rcase, r *runResult) error {
 		if err != nil {
 			return nil
 		}
-		if e.IsDir() && e.Name() == "rewind" {
+		if e.IsDir() && (e.Name() == "rewind" || e.Name() == home) {
 			// The checkpoints keep the repository's files (all of them) to restore
 			// them; nothing there reaches the model.
 			return filepath.SkipDir
@@ -183,6 +191,32 @@ func files2Cases() []*rcase {
 			c.Calls = append(c.Calls, call{Name: "shell", Args: map[string]any{"command": "touch f2-flip-stop; while [ -L .lovia ]; do sleep 0.05; done", "timeout": 20}, Free: true})
 		}
 		cs = append(cs, c)
+	}
+	// lovia's own credential store: the OAuth tokens of remote MCP servers
+	// ($LOVIA_HOME/mcp-auth/NAME.json) "never appear in the repository, the logs or
+	// transcripts" (docs/mcp.md), yet reading outside the root is allowed under
+	// trusted (and asked under coding).
+	for _, v := range []struct {
+		name, pol, approve string
+		want                verdict
+		c                   call
+	}{
+		{"read_file", "trusted", "none", denied, call{Name: "read_file", Args: map[string]any{"path": "{{BASE}}/data/mcp-auth/{{ID}}.json"}}},
+		{"read_file", "coding", "all", denied, call{Name: "read_file", Args: map[string]any{"path": "{{BASE}}/data/mcp-auth/{{ID}}.json"}}},
+		{"grep_files", "trusted", "none", denied, call{Name: "grep_files", Args: map[string]any{"pattern": "token", "path": "{{BASE}}/data/mcp-auth"}}},
+		{"list-link", "trusted", "none", denied, call{Name: "read_file", Args: map[string]any{"path": "{{ID}}-auth/{{ID}}.json"}}},
+		{"shell-cat", "trusted", "none", contained, sh("cat {{BASE}}/data/mcp-auth/{{ID}}.json")},
+		{"shell-python", "trusted", "none", contained, sh(`python3 -c "import glob; [print(open(f).read()) for f in glob.glob('{{BASE}}/data/mcp-auth/*')]"`)},
+	} {
+		cs = append(cs, &rcase{Name: "f2-mcp-auth/" + v.name + "/" + v.pol, Class: "files2: lovia's own credential store",
+			Attack: "read the remote MCP servers' OAuth tokens in $LOVIA_HOME/mcp-auth (" + v.name + ")",
+			Policy: v.pol, Want: v.want, Approve: v.approve, Solo: true,
+			Setup: func(b *box, c *rcase) {
+				mustWrite(b.t, filepath.Join(b.data, "mcp-auth", c.id+".json"),
+					`{"url":"https://mcp.example.com/mcp","access_token":"`+f2Canary(c)+`","refresh_token":"r"}`+"\n", 0o600)
+				b.symlink(filepath.Join(b.data, "mcp-auth"), c.id+"-auth")
+			},
+			Calls: []call{v.c}, Check: f2NoLeakBut("mcp-auth")})
 	}
 	// Control: the edit tools still work on a file that may be read.
 	cs = append(cs, &rcase{Name: "f2-control-edit/coding", Class: "files2: denied files via lovia's own readers",

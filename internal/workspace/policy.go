@@ -222,6 +222,7 @@ type Policy struct {
 	win *winPaths
 
 	credentials []pathPattern // built-in: credential stores (path_rules may override)
+	stores      []string      // the credential stores' patterns (credentialStores and lovia's own)
 	// own are lovia's own state outside the root (user config, data dir: trust store,
 	// database, global notes): never written by the agent's tools or commands.
 	own      []string
@@ -303,7 +304,15 @@ func NewPolicy(cfg Config) (*Policy, error) {
 		p.writable = append(p.writable, p.resolveConfigPath(w))
 	}
 	p.own = loviaDirs(home, cfg.LoviaDirs)
-	for _, d := range credentialStores {
+	stores := credentialStores
+	for _, d := range p.own {
+		// lovia's own credential store: the OAuth tokens of remote MCP servers
+		// ($LOVIA_HOME/mcp-auth/NAME.json), which never reach a transcript
+		// (docs/mcp.md) — read_file under trusted would put them there.
+		stores = append(stores[:len(stores):len(stores)], filepath.Join(d, "mcp-auth"))
+	}
+	p.stores = stores
+	for _, d := range stores {
 		pp, err := compilePattern(d, home)
 		if err != nil {
 			return nil, err

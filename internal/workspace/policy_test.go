@@ -3,6 +3,7 @@ package workspace
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -212,5 +213,35 @@ func TestOwnStateNotWritable(t *testing.T) {
 	}
 	if d, why := p.DecidePath(cfg.Root+"/presets/x.yaml", OpWrite); d != Allow {
 		t.Errorf("working in ~/.config/lovia: write = %s (%s), want allow", d, why)
+	}
+}
+
+// lovia's own token store ($LOVIA_HOME/mcp-auth: remote MCP servers' OAuth tokens) is
+// a credential store: not read under any policy, listed for the sandbox to hide; its
+// neighbours in the data directory stay readable under trusted.
+func TestMCPAuthIsACredentialStore(t *testing.T) {
+	e := newTestEnv(t)
+	data := filepath.Join(e.base, "data")
+	t.Setenv("LOVIA_HOME", data)
+	t.Setenv("XDG_DATA_HOME", "")
+	os.MkdirAll(data+"/mcp-auth", 0o700)
+	os.WriteFile(data+"/mcp-auth/srv.json", []byte("{}"), 0o600)
+	for _, pol := range []string{PresetReadonly, PresetCoding, PresetTrusted} {
+		p, err := NewPolicy(e.config(pol))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range []string{data + "/mcp-auth/srv.json", data + "/mcp-auth", e.home + "/.local/share/lovia/mcp-auth/x.json"} {
+			if d, why := p.DecidePath(path, OpRead); d != Deny {
+				t.Errorf("%s: read %s = %s (%s), want deny", pol, path, d, why)
+			}
+		}
+		if !slices.Contains(p.hiddenStores(), data+"/mcp-auth") {
+			t.Errorf("%s: hidden stores %v lack %s", pol, p.hiddenStores(), data+"/mcp-auth")
+		}
+	}
+	p, _ := NewPolicy(e.config(PresetTrusted))
+	if d, why := p.DecidePath(data+"/trust.json", OpRead); d != Allow {
+		t.Errorf("trusted: read trust.json = %s (%s), want allow", d, why)
 	}
 }

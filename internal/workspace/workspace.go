@@ -565,7 +565,7 @@ func nestedGitDirs(root string) []string {
 // path rule opens for reading: sandboxed commands see them empty.
 func (p *Policy) hiddenStores() []string {
 	var out []string
-	for _, c := range credentialStores {
+	for _, c := range p.stores {
 		pat := expandHome(c, p.home)
 		ms, _ := filepath.Glob(pat)
 		for _, m := range ms {
