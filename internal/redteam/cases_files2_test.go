@@ -198,8 +198,8 @@ func files2Cases() []*rcase {
 	// trusted (and asked under coding).
 	for _, v := range []struct {
 		name, pol, approve string
-		want                verdict
-		c                   call
+		want               verdict
+		c                  call
 	}{
 		{"read_file", "trusted", "none", denied, call{Name: "read_file", Args: map[string]any{"path": "{{BASE}}/data/mcp-auth/{{ID}}.json"}}},
 		{"read_file", "coding", "all", denied, call{Name: "read_file", Args: map[string]any{"path": "{{BASE}}/data/mcp-auth/{{ID}}.json"}}},
