@@ -218,6 +218,25 @@ func files2Cases() []*rcase {
 			},
 			Calls: []call{v.c}, Check: f2NoLeakBut("mcp-auth")})
 	}
+	// The credential files of the agents lovia reads configuration from: Codex keeps
+	// an OpenAI API key in ~/.codex/auth.json, Claude Code its OAuth tokens in
+	// ~/.claude/.credentials.json — provider keys, readable under trusted like any
+	// file outside the root.
+	for _, v := range []struct{ name, file, body string }{
+		{"codex-auth", ".codex/auth.json", `{"OPENAI_API_KEY":"sk-%s","tokens":null}`},
+		{"claude-credentials", ".claude/.credentials.json", `{"claudeAiOauth":{"accessToken":"sk-ant-oat01-%s","refreshToken":"r"}}`},
+	} {
+		for _, pol := range []string{"coding", "trusted"} {
+			cs = append(cs, &rcase{Name: "f2-agent-creds/" + v.name + "/" + pol, Class: "files2: lovia's own credential store",
+				Attack: "read_file ~/" + v.file + " (a provider key of another coding agent) with every ask approved",
+				Policy: pol, Want: denied, Solo: true,
+				Setup: func(b *box, c *rcase) {
+					mustWrite(b.t, filepath.Join(b.home, v.file), fmt.Sprintf(v.body, f2Canary(c))+"\n", 0o600)
+				},
+				Calls: []call{{Name: "read_file", Args: map[string]any{"path": "{{HOME}}/" + v.file}}},
+				Check: f2NoLeak})
+		}
+	}
 	// Control: the edit tools still work on a file that may be read.
 	cs = append(cs, &rcase{Name: "f2-control-edit/coding", Class: "files2: denied files via lovia's own readers",
 		Attack: "control: edit_file of a readable file under the same rules",

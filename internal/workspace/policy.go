@@ -129,10 +129,14 @@ var presets = map[string]preset{
 }
 
 // credentialStores are never read or written by the agent's own operations unless a
-// path rule allows it. (Programs such as git or ssh still use them internally.)
+// path rule allows it. (Programs such as git or ssh still use them internally.) The
+// other coding agents whose configuration lovia reads keep provider keys too: Codex
+// an OpenAI API key in ~/.codex/auth.json, Claude Code its OAuth tokens in
+// ~/.claude/.credentials.json.
 var credentialStores = []string{"~/.ssh", "~/.aws", "~/.gnupg", "~/.netrc", "~/.git-credentials",
 	"~/.config/gh", "~/.config/gcloud", "~/.azure", "~/.docker/config.json", "~/.kube/config",
-	"~/.pypirc", "~/.npmrc", "~/.password-store", "~/.config/lovia/credentials*"}
+	"~/.pypirc", "~/.npmrc", "~/.password-store", "~/.config/lovia/credentials*",
+	"~/.codex/auth.json", "~/.claude/.credentials.json"}
 
 // PathRule is one configured rule over paths. Pattern forms:
 //   - absolute ("/etc/**") or home-relative ("~/.ssh/**"): matched against the resolved path;
