@@ -291,6 +291,9 @@ func (s *Skill) Files(limit int) ([]string, error) {
 		if p == "SKILL.md" || strings.HasPrefix(d.Name(), ".") {
 			return nil
 		}
+		if s.denied != nil && s.denied(filepath.Join(s.Dir, filepath.FromSlash(p))) != "" {
+			return nil // not listed, as list_files leaves it out
+		}
 		if len(files) >= limit {
 			return fs.SkipAll
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -98,7 +99,7 @@ func TestProjectSkillFilesFollowReadRules(t *testing.T) {
 		if err != nil {
 			real = abs
 		}
-		if strings.HasPrefix(filepath.Base(real), ".env") || strings.HasPrefix(real, denyDir) {
+		if strings.HasPrefix(filepath.Base(real), ".env") || strings.HasSuffix(real, ".pem") || strings.HasPrefix(real, denyDir) {
 			return "denied_paths"
 		}
 		return ""
@@ -121,5 +122,11 @@ func TestProjectSkillFilesFollowReadRules(t *testing.T) {
 	}
 	if _, err := s.ReadFile("SKILL.md"); err != nil {
 		t.Fatalf("an allowed file: %v", err)
+	}
+	os.WriteFile(filepath.Join(repo, "k.env.pem"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(repo, "notes.md"), []byte("x"), 0o644)
+	files, _ := s.Files(0)
+	if !slices.Contains(files, "notes.md") || slices.Contains(files, "k.env.pem") {
+		t.Fatalf("files %v", files)
 	}
 }
