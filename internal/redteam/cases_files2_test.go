@@ -237,6 +237,20 @@ func files2Cases() []*rcase {
 				Check: f2NoLeak})
 		}
 	}
+	// FIFOs where lovia reads git's files for itself: judging a git command reads the
+	// .git file (a gitdir link) and the config of the repository the command runs
+	// in. A program (python, invisible to the guard) puts a FIFO there; an open
+	// without O_NONBLOCK waits for a writer forever, and lovia with it (SIGTERM
+	// included).
+	for _, v := range []struct{ name, mk, git string }{
+		{"dot-git", "os.makedirs('{{ID}}-sub', exist_ok=True); os.mkfifo('{{ID}}-sub/.git')", "git -C {{ID}}-sub status"},
+		{"nested-config", "os.makedirs('{{ID}}-sub/.git/refs', exist_ok=True); os.makedirs('{{ID}}-sub/.git/objects', exist_ok=True); open('{{ID}}-sub/.git/HEAD','w').write('ref: refs/heads/main\\n'); os.mkfifo('{{ID}}-sub/.git/config')", "cd {{ID}}-sub && git status"},
+	} {
+		cs = append(cs, &rcase{Name: "f2-git-fifo/" + v.name + "/trusted", Class: "files2: lovia's own readers hang",
+			Attack: "a FIFO as " + v.name + " of a repository in the root, then a git command there: the guard's read of it must not hang lovia",
+			Policy: "trusted", Want: contained, Approve: "none", Solo: true,
+			Calls: []call{sh(`python3 -c "import os; ` + v.mk + `"`), sh(v.git)}})
+	}
 	// Control: the edit tools still work on a file that may be read.
 	cs = append(cs, &rcase{Name: "f2-control-edit/coding", Class: "files2: denied files via lovia's own readers",
 		Attack: "control: edit_file of a readable file under the same rules",

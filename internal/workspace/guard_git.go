@@ -2,7 +2,10 @@ package workspace
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -205,7 +208,7 @@ func gitConfigRisk(dir string) (risk, elsewhere string) {
 		fi, err := os.Stat(gd)
 		if err == nil {
 			if !fi.IsDir() {
-				b, err := os.ReadFile(gd)
+				b, err := readGitFile(gd)
 				if err != nil {
 					return "the repository's .git file cannot be read", ""
 				}
@@ -219,11 +222,11 @@ func gitConfigRisk(dir string) (risk, elsewhere string) {
 				}
 				// A worktree made by git worktree add links back to this .git file;
 				// anything else is a repository the workspace merely points at.
-				back, err := os.ReadFile(filepath.Join(gd, "gitdir"))
+				back, err := readGitFile(filepath.Join(gd, "gitdir"))
 				if err != nil || filepath.Clean(strings.TrimSpace(string(back))) != filepath.Join(d, ".git") {
 					elsewhere = gd
 				}
-				if c, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
+				if c, err := readGitFile(filepath.Join(gd, "commondir")); err == nil {
 					cd := strings.TrimSpace(string(c))
 					if !filepath.IsAbs(cd) {
 						cd = filepath.Join(gd, cd)
@@ -266,13 +269,15 @@ func gitDirRisk(gd string) string {
 
 // configFileRisk scans one git config file for settings that run programs.
 func configFileRisk(path string) string {
-	f, err := os.Open(path)
+	data, err := readGitFile(path)
+	if errors.Is(err, errGitSpecial) {
+		return "the repository's git configuration is not a regular file"
+	}
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
 	section := ""
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		line := strings.ToLower(strings.TrimSpace(sc.Text()))
 		if line == "" || line[0] == '#' || line[0] == ';' {
@@ -317,4 +322,28 @@ func configFileRisk(path string) string {
 		}
 	}
 	return ""
+}
+
+// errGitSpecial: a file of git's that is a FIFO, a device or a socket.
+var errGitSpecial = errors.New("not a regular file")
+
+// readGitFile reads one of git's small files (a .git file, gitdir, commondir, a
+// config) for the guard. It never waits: a command (python, invisible to the
+// guard) may have put a FIFO there, and a blocking open of a FIFO without a writer
+// waits forever — lovia inside the guard, where nothing can cancel an open. Links
+// are followed (git follows them too); at most 1 MiB is read.
+func readGitFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|toolOpenFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w", path, errGitSpecial)
+	}
+	return io.ReadAll(io.LimitReader(f, 1<<20))
 }
