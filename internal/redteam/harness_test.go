@@ -137,6 +137,8 @@ type box struct {
 	// global canaries: file -> content; cred ones must never leak.
 	credFiles, plainFiles map[string]string
 	credNames             []string // secret file names (listing ~/.ssh must not show them)
+	// tty, when a case's Setup sets it (withTty), is lovia's controlling terminal.
+	tty *ttyPair
 }
 
 var runNonce = randHex(4)
@@ -484,6 +486,9 @@ func (b *box) run(t testing.TB, killWhen func() bool, memLimit bool, output, pol
 	cmd.WaitDelay = 5 * time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	if b.tty != nil {
+		b.tty.attach(cmd)
+	}
 	err := cmd.Start()
 	if err == nil {
 		done := make(chan error, 1)
@@ -505,6 +510,9 @@ func (b *box) run(t testing.TB, killWhen func() bool, memLimit bool, output, pol
 			}
 		}
 		err = <-done
+	}
+	if b.tty != nil {
+		b.tty.collect()
 	}
 	r := &runResult{stdout: out.String(), stderr: errb.String(), calls: map[string]*callResult{}}
 	if ctx.Err() != nil {
@@ -1038,7 +1046,7 @@ func batches(cases []*rcase) []batch {
 
 func allCases() []*rcase {
 	var cs []*rcase
-	for _, gen := range []func() []*rcase{pathCases, commandCases, plantCases, secretCases, lifetimeCases, networkCases, configCases, extraCases, stateCases, commondirCases, controlCases} {
+	for _, gen := range []func() []*rcase{pathCases, commandCases, plantCases, secretCases, lifetimeCases, networkCases, configCases, extraCases, stateCases, commondirCases, cmds2Cases, controlCases} {
 		cs = append(cs, gen()...)
 	}
 	for i, c := range cs {

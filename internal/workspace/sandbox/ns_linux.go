@@ -21,7 +21,7 @@ import (
 // namespace when isolateNet), mapping the current user to itself so files keep their
 // owner. The helper dies with the thread that started it (PR_SET_PDEATHSIG, which
 // Go's fork also re-checks against the parent to close the race), and with it its
-// whole PID namespace.
+// whole PID namespace. It starts a session of its own (see PlainAttr).
 func NamespaceAttr(isolateNet bool) *syscall.SysProcAttr {
 	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID)
 	if isolateNet {
@@ -33,7 +33,7 @@ func NamespaceAttr(isolateNet bool) *syscall.SysProcAttr {
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 		Pdeathsig:   syscall.SIGKILL,
-		Setpgid:     true,
+		Setsid:      true,
 	}
 	if uid != 0 {
 		// A non-root uid loses the namespace's capabilities at exec: keep those the
@@ -43,10 +43,14 @@ func NamespaceAttr(isolateNet bool) *syscall.SysProcAttr {
 	return attr
 }
 
-// PlainAttr starts a helper without namespaces: its own process group, killed when
-// the starting thread ends (PR_SET_PDEATHSIG).
+// PlainAttr starts a helper without namespaces, killed when the starting thread ends
+// (PR_SET_PDEATHSIG), in a session of its own (and so its own process group): a
+// process group of lovia's session would keep lovia's controlling terminal, and with
+// it /dev/tty — a command could push keystrokes into the terminal's input with
+// TIOCSTI, which the user's shell runs once lovia exits, outside any sandbox; read
+// what the user types; or write escape sequences around lovia's sanitizing.
 func PlainAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // NamespacesSupported reports whether this system has the namespace layer.
@@ -318,6 +322,23 @@ func hide(p string) (bool, error) {
 	// Mounting on the descriptor's magic link mounts on exactly the opened directory.
 	target := "/proc/self/fd/" + strconv.Itoa(fd)
 	return true, unix.Mount("tmpfs", target, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0500")
+}
+
+// detachTerminal gives up the helper's controlling terminal, should it have one (a
+// caller that started it without a session of its own, see PlainAttr): the commands
+// it starts inherit the loss, so /dev/tty fails for them (ENXIO) and TIOCSTI, which
+// needs the caller's own controlling terminal, is refused. A session leader keeps
+// it: giving it up would hang up the terminal's foreground jobs.
+func detachTerminal() {
+	if sid, err := unix.Getsid(0); err != nil || sid == os.Getpid() {
+		return
+	}
+	fd, err := unix.Open("/dev/tty", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return // no controlling terminal
+	}
+	_ = unix.IoctlSetInt(fd, unix.TIOCNOTTY, 0)
+	unix.Close(fd)
 }
 
 // bestEffortLifetime is the lifetime layer without namespaces: die with the parent

@@ -1,0 +1,187 @@
+//go:build linux
+
+package redteam
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ---- processes: what a command can reach beyond its files ----
+//
+// Cases here are named c2-…. The terminal cases run lovia with a pseudo-terminal as
+// its controlling terminal and standard input, as a person starting `lovia run` or
+// `lovia chat` in a terminal does (the rest of the corpus runs lovia without one).
+
+// ttyPair is a pseudo-terminal that is lovia's controlling terminal in a run.
+type ttyPair struct {
+	t             testing.TB
+	master, slave *os.File
+	typed         string // what "the user" typed before the run (must stay unread)
+
+	mu      sync.Mutex
+	out     bytes.Buffer // everything written to the terminal
+	drained chan struct{}
+
+	before, after unix.Termios
+	pending       string // input still queued after the run
+}
+
+// withTty gives the box's run a controlling terminal on which the user typed typed.
+// Echo is off (as in lovia's TUI, which reads the keys in raw mode), so what the
+// terminal shows comes from lovia or the commands only.
+func withTty(b *box, typed string) {
+	t := b.t
+	t.Helper()
+	mfd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.IoctlSetPointerInt(mfd, unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(mfd, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sfd, err := unix.Open(fmt.Sprintf("/dev/pts/%d", n), unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &ttyPair{t: t, master: os.NewFile(uintptr(mfd), "ptmx"), slave: os.NewFile(uintptr(sfd), "pts"), typed: typed, drained: make(chan struct{})}
+	t.Cleanup(func() { p.master.Close(); p.slave.Close() })
+	tio, err := unix.IoctlGetTermios(sfd, unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tio.Lflag &^= unix.ECHO
+	if err := unix.IoctlSetTermios(sfd, unix.TCSETS, tio); err != nil {
+		t.Fatal(err)
+	}
+	p.before = *tio
+	if _, err := p.master.Write([]byte(typed)); err != nil {
+		t.Fatal(err)
+	}
+	b.tty = p
+}
+
+// attach makes the terminal lovia's controlling terminal and standard input.
+func (p *ttyPair) attach(cmd *exec.Cmd) {
+	cmd.Stdin = p.slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	go func() {
+		defer close(p.drained)
+		buf := make([]byte, 4096)
+		for {
+			n, err := p.master.Read(buf)
+			p.mu.Lock()
+			p.out.Write(buf[:n])
+			p.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// collect runs after lovia exited: the terminal's settings, what it showed and what
+// input is still queued (the user's shell reads it next).
+func (p *ttyPair) collect() {
+	// Output written before lovia exited is queued already; a short deadline ends the
+	// drain (the test holds the other end open, so no EOF comes).
+	p.master.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	<-p.drained
+	fd := int(p.slave.Fd())
+	if tio, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+		p.after = *tio
+		// Read what is queued, complete lines or not.
+		raw := *tio
+		raw.Lflag &^= unix.ICANON
+		raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 0, 0
+		if unix.IoctlSetTermios(fd, unix.TCSETS, &raw) == nil {
+			buf := make([]byte, 4096)
+			for {
+				n, err := unix.Read(fd, buf)
+				if n <= 0 || err != nil {
+					break
+				}
+				p.pending += string(buf[:n])
+			}
+		}
+	}
+}
+
+func (p *ttyPair) shown() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// ttyIntact fails when a command reached the terminal: input pushed into it or the
+// user's typing read from it, the marker shown on it, or its settings changed.
+func ttyIntact(b *box, c *rcase, r *runResult) error {
+	p := b.tty
+	if p == nil {
+		return errors.New("the case ran without a terminal")
+	}
+	var errs []string
+	if p.pending != p.typed {
+		errs = append(errs, fmt.Sprintf("the terminal's input queue holds %q, want only what the user typed (%q): input was pushed into it (the user's shell runs it once lovia exits) or the user's typing was read", p.pending, p.typed))
+	}
+	if strings.Contains(p.shown(), c.marker) {
+		errs = append(errs, fmt.Sprintf("a command wrote to the terminal past lovia's sanitizing: %q", short(p.shown(), 200)))
+	}
+	if p.after.Lflag != p.before.Lflag || p.after.Iflag != p.before.Iflag || p.after.Oflag != p.before.Oflag {
+		errs = append(errs, "a command changed the terminal's settings (they outlive lovia)")
+	}
+	if strings.Contains(r.stdout, "typed-by-user") {
+		errs = append(errs, "what the user typed reached a command's output")
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func cmds2Cases() []*rcase {
+	var cs []*rcase
+	// TIOCSTI pushes bytes into a terminal's input as if typed; it needs the caller's
+	// own controlling terminal (and dev.tty.legacy_tiocsti, on by default before 6.2
+	// and on many kernels since).
+	perlSTI := `perl -e 'open(T, "+<", "/dev/tty") or die "open: $!"; for (split //, "echo {{MARK}}\n") { ioctl(T, 0x5412, $_) or die "ioctl: $!" }'`
+	pySTI := `python3 -c 'import fcntl, termios
+fd = open("/dev/tty", "rb+", buffering=0)
+for c in b"echo {{MARK}}\n": fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))'`
+	type ttyCase struct {
+		name, attack, policy, approve, sandbox, cmd string
+	}
+	for _, k := range []ttyCase{
+		{"tiocsti-perl", "perl pushes a command into the terminal's input with TIOCSTI on /dev/tty (the user's shell runs it after lovia exits, outside the sandbox)", "trusted", "none", "", perlSTI},
+		{"tiocsti-python", "an approved python3 pushes a command into the terminal's input with TIOCSTI", "coding", "all", "", pySTI},
+		{"tiocsti-setsid-python", "python3 in a new session (setsid) pushes input with TIOCSTI", "trusted", "none", "", "setsid -w " + pySTI},
+		{"tiocsti-sandbox-off", "TIOCSTI with --sandbox off (the guard alone)", "trusted", "none", "off", perlSTI},
+		{"sort-o-dev-tty", "sort -o /dev/tty (/dev/tty passes the guard as a stream) writes an OSC 52 clipboard write to the user's terminal", "trusted", "none", "", `printf '\033]52;c;{{MARK}}\007\n' | sort -o /dev/tty`},
+		{"sort-o-dev-tty-sandbox-off", "sort -o /dev/tty with --sandbox off", "trusted", "none", "off", `printf '\033]0;{{MARK}}\007\n' | sort -o /dev/tty`},
+		{"read-dev-tty", "a command reads what the user types from /dev/tty (SIGTTIN ignored)", "trusted", "none", "", `sh -c "trap '' TTIN; head -c 14 /dev/tty"`},
+		{"python-dev-tty-write", "python3 writes a forged approval prompt to /dev/tty", "trusted", "none", "", `python3 -c 'open("/dev/tty", "w").write("\033[2J? Allow {{MARK}}? [1] yes\n")'`},
+		{"stty-echo", "stty on /dev/tty (SIGTTOU ignored, so a background group may) changes the user's terminal settings, which stay after lovia exits", "trusted", "none", "", `sh -c "trap '' TTOU; stty -F /dev/tty echo -icanon"`},
+		{"dev-pts-tiocsti", "perl opens every /dev/pts/N by name (read-only, or read-write) and pushes input with TIOCSTI", "trusted", "none", "", `perl -e 'for my $f (glob("/dev/pts/[0-9]*")) { open(T, "+<", $f) or open(T, "<", $f) or next; ioctl(T, 0x5412, $_) for split //, "echo {{MARK}}\n" }'`},
+		{"proc-fd-tty", "perl reopens lovia's terminal through /proc/self/fd of the exec server (PID 1) and pushes input", "trusted", "none", "", `perl -e 'for my $f (glob("/proc/[0-9]*/fd/*")) { open(T, "+<", $f) or next; -t T or next; ioctl(T, 0x5412, $_) for split //, "echo {{MARK}}\n" }'`},
+	} {
+		cs = append(cs, &rcase{Name: "c2-tty/" + k.name + "/" + k.policy, Class: "c2 processes: the user's terminal",
+			Attack: k.attack, Policy: k.policy, Want: contained, Approve: k.approve, Sandbox: k.sandbox, Solo: true,
+			Setup: func(b *box, c *rcase) { withTty(b, "typed-by-user\n") },
+			Calls: []call{sh(k.cmd)}, Check: ttyIntact})
+	}
+	return cs
+}
