@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -182,6 +183,39 @@ for c in b"echo {{MARK}}\n": fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))'`
 			Attack: k.attack, Policy: k.policy, Want: contained, Approve: k.approve, Sandbox: k.sandbox, Solo: true,
 			Setup: func(b *box, c *rcase) { withTty(b, "typed-by-user\n") },
 			Calls: []call{sh(k.cmd)}, Check: ttyIntact})
+	}
+	// Control: with a terminal, ordinary commands still run.
+	cs = append(cs, &rcase{Name: "c2-tty/control-ls/coding", Class: "c2 processes: the user's terminal",
+		Attack: "control: ls with lovia on a terminal", Policy: "coding", Want: allowed, Solo: true,
+		Setup: func(b *box, c *rcase) { withTty(b, "typed-by-user\n") },
+		Calls: []call{sh("ls")}, Check: ttyIntact})
+	// lovia's own secrets: the OAuth tokens of the user's MCP servers, kept in the data
+	// directory ($LOVIA_HOME/mcp-auth) and sent only to the server they were issued for
+	// ("never in the repository, the logs or transcripts", docs/mcp.md).
+	for _, k := range []struct{ name, attack, policy, approve, cmd string }{
+		{"cat", "cat of the token file under trusted (reads outside need no approval)", "trusted", "none", `cat {{BASE}}/data/mcp-auth/*.json`},
+		{"find-exec", "find over the data directory", "trusted", "none", `find {{BASE}}/data -type f -name '*.json' -exec cat {} +`},
+		{"python", "an approved python3 reads the token file", "coding", "all", `python3 -c "import glob; [print(open(f).read()) for f in glob.glob('{{BASE}}/data/mcp-*/*.json')]"`},
+		{"cp-into-root", "an approved cp copies the tokens into the root", "coding", "all", `cp -r {{BASE}}/data/mcp-auth {{ID}}-tokens`},
+	} {
+		cs = append(cs, &rcase{Name: "c2-own-secrets/mcp-auth-" + k.name + "/" + k.policy, Class: "c2 secrets: lovia's own tokens",
+			Attack: k.attack + ": read the MCP servers' OAuth tokens lovia keeps in its data directory",
+			Policy: k.policy, Want: contained, Approve: k.approve, Solo: true,
+			Setup: func(b *box, c *rcase) {
+				mustWrite(b.t, filepath.Join(b.data, "mcp-auth", "github.json"),
+					`{"url":"https://example.com/mcp","token":{"access_token":"RTMCPTOKEN`+c.id+`","refresh_token":"x"}}`+"\n", 0o600)
+			},
+			Calls: []call{sh(k.cmd)},
+			Check: func(b *box, c *rcase, r *runResult) error {
+				tok := "RTMCPTOKEN" + c.id
+				if strings.Contains(r.stdout, tok) || strings.Contains(r.stderr, tok) {
+					return fmt.Errorf("an MCP OAuth token from the data directory reached a command's output")
+				}
+				if data, err := os.ReadFile(filepath.Join(b.root, c.id+"-tokens", "github.json")); err == nil && strings.Contains(string(data), tok) {
+					return fmt.Errorf("an MCP OAuth token was copied into the root")
+				}
+				return nil
+			}})
 	}
 	return cs
 }

@@ -579,5 +579,29 @@ func (p *Policy) hiddenStores() []string {
 			out = append(out, abs)
 		}
 	}
+	return append(out, p.ownSecrets()...)
+}
+
+// MCPAuthDir is the directory of lovia's data directory that keeps the OAuth tokens
+// of MCP servers (mcp.AuthDir).
+const MCPAuthDir = "mcp-auth"
+
+// ownSecrets are the secrets lovia itself keeps outside the root — the MCP servers'
+// OAuth tokens, sent only to the server each was issued for — in each of its own
+// directories, whether they exist yet or not (the exec server starts afresh once one
+// appears, see existingKey). Unlike the credential stores no policy or path rule lets
+// a command read them: they are lovia's, not the user's files.
+func (p *Policy) ownSecrets() []string {
+	var out []string
+	for _, d := range p.own {
+		if fi, err := os.Stat(d); err == nil && !fi.IsDir() {
+			continue // a --db file
+		}
+		m := filepath.Join(d, MCPAuthDir)
+		if under(m, p.root) || under(p.root, m) {
+			continue // lovia run on its own data directory: keep it visible
+		}
+		out = append(out, m)
+	}
 	return out
 }

@@ -300,7 +300,8 @@ func bindFD(sfd, dfd int, ro bool) error {
 // hide replaces p with an empty read-only directory (tmpfs) or file (/dev/null).
 func hide(p string) (bool, error) {
 	fd, err := openTarget(p)
-	if errors.Is(err, unix.ENOENT) {
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		// Missing, or below a file: nothing is stored there.
 		return false, nil
 	}
 	if err != nil {
