@@ -204,6 +204,23 @@ for c in b"echo {{MARK}}\n": fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))'`
 			},
 			Calls: []call{{Name: "shell", Args: map[string]any{"command": k.cmd, "timeout": 99999999}}}})
 	}
+	// lovia's own memory: variables and command substitutions live in the embedded
+	// shell, inside lovia, beyond any sandbox limit. lovia runs under a 6 GB
+	// address-space limit (Go reserves much more address space than it uses), so a
+	// win crashes lovia instead of the machine.
+	for _, k := range []struct {
+		name, attack, cmd string
+		want              verdict
+	}{
+		{"var-doubling", "a shell variable doubles in a loop (no approval: only builtins)", `x=a; while :; do x=$x$x; done`, contained},
+		{"cmdsubst-seq", "a command substitution collects endless output (seq needs no approval)", `echo "$(seq inf)" | wc -c`, contained},
+		{"control-cmdsubst", "control: a command substitution of a few MB", `x=$(seq 1 1000000); echo ${#x}`, allowed},
+	} {
+		cs = append(cs, &rcase{Name: "c2-mem/" + k.name + "/coding", Class: "c2 processes: lovia's own memory",
+			Attack: k.attack + ": lovia's memory grows until it dies", Policy: "coding", Want: k.want, Approve: "none", Solo: true,
+			Setup: func(b *box, c *rcase) { b.memLimitKB = 6000000 },
+			Calls: []call{{Name: "shell", Args: map[string]any{"command": k.cmd, "timeout": 60}}}})
+	}
 	// lovia's own secrets: the OAuth tokens of the user's MCP servers, kept in the data
 	// directory ($LOVIA_HOME/mcp-auth) and sent only to the server they were issued for
 	// ("never in the repository, the logs or transcripts", docs/mcp.md).

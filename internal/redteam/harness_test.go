@@ -139,6 +139,9 @@ type box struct {
 	credNames             []string // secret file names (listing ~/.ssh must not show them)
 	// tty, when a case's Setup sets it (withTty), is lovia's controlling terminal.
 	tty *ttyPair
+	// memLimitKB, when a case's Setup sets it, is lovia's address-space limit (as
+	// MemLimit, with another bound).
+	memLimitKB int
 }
 
 var runNonce = randHex(4)
@@ -477,8 +480,12 @@ func (b *box) run(t testing.TB, killWhen func() bool, memLimit bool, output, pol
 	args = append(args, extra...)
 	args = append(args, "carry out the task")
 	cmd := exec.CommandContext(ctx, bin, args...)
-	if memLimit {
-		cmd = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", `ulimit -v 2000000; exec "$@"`, "sh", bin}, args...)...)
+	if memLimit || b.memLimitKB > 0 {
+		limit := 2000000
+		if b.memLimitKB > 0 {
+			limit = b.memLimitKB
+		}
+		cmd = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", fmt.Sprintf(`ulimit -v %d; exec "$@"`, limit), "sh", bin}, args...)...)
 	}
 	cmd.Dir = b.root
 	cmd.Env = b.env()
