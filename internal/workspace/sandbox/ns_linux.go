@@ -131,15 +131,23 @@ func setupNamespaces(o Options, r *Report) error {
 	// The directories holding protected paths become mount points of themselves, so
 	// they cannot be renamed away and replaced by copies without the read-only mounts.
 	// Shallowest first: a later pin clones the earlier ones inside it.
+	// Every directory between a protected path and the directory all of them share
+	// (the root) is pinned, not only the one holding it: renaming .git/modules or a
+	// nested repository's parent away would otherwise move the read-only mounts with
+	// it and leave the path free for a new config.
 	pinned := map[string]bool{"/": true}
 	var pins []string
+	base := commonDir(o.Protect)
 	for _, p := range o.Protect {
 		if _, err := os.Lstat(p); err != nil {
 			continue
 		}
-		if d := filepath.Dir(p); !pinned[d] {
+		for d := filepath.Dir(p); !pinned[d]; d = filepath.Dir(d) {
 			pinned[d] = true
 			pins = append(pins, d)
+			if d == base || !strings.HasPrefix(d, base+"/") {
+				break
+			}
 		}
 	}
 	sort.Slice(pins, func(i, j int) bool { return strings.Count(pins[i], "/") < strings.Count(pins[j], "/") })
@@ -197,6 +205,21 @@ func setupNamespaces(o Options, r *Report) error {
 		}
 	}
 	return nil
+}
+
+// commonDir is the deepest directory holding every path of ps ("/" at worst).
+func commonDir(ps []string) string {
+	if len(ps) == 0 {
+		return "/"
+	}
+	c := filepath.Dir(filepath.Clean(ps[0]))
+	for _, p := range ps[1:] {
+		p = filepath.Clean(p)
+		for c != "/" && !strings.HasPrefix(p, c+"/") {
+			c = filepath.Dir(c)
+		}
+	}
+	return c
 }
 
 // limitProcs bounds the processes of this PID namespace and says how: its own
