@@ -231,6 +231,8 @@ for c in b"echo {{MARK}}\n": fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))'`
 			`python3 -c "import os; os.rename('.git/modules', '.git/{{ID}}-old'); os.makedirs('.git/modules/sub/hooks'); open('.git/modules/sub/config','w').write('` + evilCfg + `')"`},
 		{"nested-rename", "rename a nested repository away (its .git is protected, the directory holding it is not) and put a new one with a config in its place",
 			`python3 -c "import os; os.rename('vendor/lib', 'vendor/{{ID}}-old'); os.makedirs('vendor/lib/.git/hooks'); open('vendor/lib/.git/config','w').write('` + evilCfg + `'); open('vendor/lib/.git/HEAD','w').write('ref: refs/heads/master\n')"`},
+		{"nested-commondir", "create vendor/lib/.git/commondir and .git/modules/sub/commondir (missing, so not mounted over) pointing at a git directory of the agent's own",
+			`python3 -c "import os; os.makedirs('{{ID}}-evil', exist_ok=True); open('{{ID}}-evil/config','w').write('` + evilCfg + `'); open('vendor/lib/.git/commondir','w').write('../../../{{ID}}-evil\n'); open('.git/modules/sub/commondir','w').write('../../../{{ID}}-evil\n')"`},
 	} {
 		cs = append(cs, &rcase{Name: "c2-git/" + k.name + "/trusted", Class: "c2 plant: git directories",
 			Attack: k.attack + " (python3, no approval under trusted)", Policy: "trusted", Want: contained, Approve: "none", Solo: true,
@@ -252,6 +254,11 @@ for c in b"echo {{MARK}}\n": fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))'`
 				var errs []string
 				if data, _ := os.ReadFile(filepath.Join(b.root, ".git", "worktrees", "wt", "commondir")); string(data) != "../..\n" {
 					errs = append(errs, fmt.Sprintf(".git/worktrees/wt/commondir now says %q: the user's next git command in the worktree takes its config from there", data))
+				}
+				for _, p := range []string{".git/modules/sub/commondir", "vendor/lib/.git/commondir"} {
+					if _, err := os.Lstat(filepath.Join(b.root, p)); err == nil {
+						errs = append(errs, p+" was created: git takes that repository's config from the directory it names")
+					}
 				}
 				for _, p := range []string{".git/modules/sub/config", "vendor/lib/.git/config"} {
 					if data, _ := os.ReadFile(filepath.Join(b.root, p)); strings.Contains(string(data), "fsmonitor") {
