@@ -271,6 +271,33 @@ for c in b"echo {{MARK}}\n": fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))'`
 				return nil
 			}})
 	}
+	// The user's command rules: a deny or ask rule on a git subcommand must hold when
+	// git's global options come first.
+	for _, k := range []struct{ name, cmd, rule string }{
+		{"C-commit", "git -C . commit --allow-empty -qm x", "git commit"},
+		{"no-pager-commit", "git --no-pager commit --allow-empty -qm x", "git commit"},
+		{"P-commit", "git -P commit --allow-empty -qm x", "git commit"},
+		{"work-tree-commit", "env git --work-tree=. commit --allow-empty -qm x", "git commit"},
+		{"literal-pathspecs-push", "git --literal-pathspecs push origin HEAD", "git push"},
+		{"C-push", "git -C . push origin HEAD", "git push"},
+	} {
+		cs = append(cs, &rcase{Name: "c2-rules/git-globals-" + k.name + "/trusted", Class: "c2 command rules: the user's own",
+			Attack: k.cmd + ": get past the user's rule on " + k.rule + " with a git global option before the subcommand",
+			Policy: "trusted", Want: refused, Approve: "none", Solo: true,
+			Setup: func(b *box, c *rcase) {
+				mustWrite(b.t, filepath.Join(b.home, ".config", "lovia", "config.yaml"),
+					"workspace:\n  command_rules:\n    - {prefix: git commit, decision: deny}\n    - {prefix: git push, decision: ask}\n", 0o644)
+			},
+			Calls: []call{sh(k.cmd)},
+			Check: func(b *box, c *rcase, r *runResult) error {
+				for _, cr := range r.calls {
+					if strings.HasPrefix(cr.ID, c.id) && !strings.Contains(cr.Output, `rule \"`+k.rule+`\"`) && !strings.Contains(cr.Output, `rule "`+k.rule+`"`) && !strings.Contains(cr.Output, "needs approval") {
+						return fmt.Errorf("the rule on %s did not decide the call: %s", k.rule, short(cr.Output, 200))
+					}
+				}
+				return nil
+			}})
+	}
 	// lovia's own secrets: the OAuth tokens of the user's MCP servers, kept in the data
 	// directory ($LOVIA_HOME/mcp-auth) and sent only to the server they were issued for
 	// ("never in the repository, the logs or transcripts", docs/mcp.md).

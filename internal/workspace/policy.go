@@ -752,10 +752,46 @@ func (p *Policy) GrantPath(abs string, op Op) {
 // matches reports whether the rule's words are a prefix of argv (the program may be
 // named by its path: /usr/bin/git matches "git"). The caller checks the length.
 func (r compiledCmdRule) matches(argv []string) bool {
+	if r.matchWords(argv) {
+		return true
+	}
+	// A rule that denies or asks also matches git with its global options left out:
+	// "git push" must not let "git -C . push" or "git --no-pager push" through. An
+	// allow rule does not ("git status" must not allow "git -c core.fsmonitor=…
+	// status", which the guard asks about).
+	if r.decision != Allow {
+		if sub := gitWithoutGlobals(argv); sub != nil {
+			return r.matchWords(sub)
+		}
+	}
+	return false
+}
+
+func (r compiledCmdRule) matchWords(argv []string) bool {
+	if len(r.words) > len(argv) {
+		return false
+	}
 	for i, w := range r.words {
 		if argv[i] != w && !(i == 0 && filepath.Base(argv[0]) == w) {
 			return false
 		}
 	}
 	return true
+}
+
+// gitWithoutGlobals is a git command line without the global options before its
+// subcommand (nil: not git, none to leave out, or options the guard does not know).
+func gitWithoutGlobals(argv []string) []string {
+	if len(argv) < 3 || filepath.Base(argv[0]) != "git" {
+		return nil
+	}
+	ws := make([]word, len(argv))
+	for i, a := range argv {
+		ws[i] = word{lit: a}
+	}
+	p := gitGlobal().parse(ws)
+	if p.unknown != "" || len(p.operands) == 0 || p.first <= 1 {
+		return nil
+	}
+	return append([]string{argv[0]}, argv[p.first:]...)
 }
