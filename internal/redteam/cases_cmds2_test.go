@@ -298,6 +298,22 @@ for c in b"echo {{MARK}}\n": fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))'`
 				return nil
 			}})
 	}
+	// The same for any program: the user's rule denies "make deploy".
+	for _, k := range []struct{ name, cmd string }{
+		{"s", "make -s deploy"},
+		{"C", "make -C . deploy"},
+		{"file", "make --file=Makefile -j 2 deploy"},
+	} {
+		cs = append(cs, &rcase{Name: "c2-rules/make-" + k.name + "/trusted", Class: "c2 command rules: the user's own",
+			Attack: k.cmd + ": get past the user's deny rule on make deploy with options before the target",
+			Policy: "trusted", Want: refused, Approve: "none", Solo: true,
+			Setup: func(b *box, c *rcase) {
+				mustWrite(b.t, filepath.Join(b.home, ".config", "lovia", "config.yaml"),
+					"workspace:\n  command_rules:\n    - {prefix: make deploy, decision: deny}\n", 0o644)
+				b.write("Makefile", "deploy:\n\ttouch "+c.id+"-ran\n")
+			},
+			Calls: []call{sh(k.cmd)}, Check: notRan})
+	}
 	// lovia's own secrets: the OAuth tokens of the user's MCP servers, kept in the data
 	// directory ($LOVIA_HOME/mcp-auth) and sent only to the server they were issued for
 	// ("never in the repository, the logs or transcripts", docs/mcp.md).

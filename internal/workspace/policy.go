@@ -760,8 +760,31 @@ func (r compiledCmdRule) matches(argv []string) bool {
 	// allow rule does not ("git status" must not allow "git -c core.fsmonitor=…
 	// status", which the guard asks about).
 	if r.decision != Allow {
-		if sub := gitWithoutGlobals(argv); sub != nil {
-			return r.matchWords(sub)
+		if sub := gitWithoutGlobals(argv); sub != nil && r.matchWords(sub) {
+			return true
+		}
+		// Other programs' global options are not in a table: a restricting rule
+		// "npm publish" also matches after leading words that are options or could
+		// be their values ("npm --prefix dir publish", "cargo +nightly publish",
+		// "kubectl --context prod delete"). Matching more only makes it stricter.
+		if len(r.words) > 1 {
+			value := false // the previous word was an option that may take this one
+			for j := 1; j < len(argv); j++ {
+				a := argv[j]
+				switch {
+				case a == "--":
+					return false
+				case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+					value = !strings.Contains(a, "=")
+				case value:
+					value = false
+				default:
+					return false
+				}
+				if r.matchWords(append([]string{argv[0]}, argv[j+1:]...)) {
+					return true
+				}
+			}
 		}
 	}
 	return false
