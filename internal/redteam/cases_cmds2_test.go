@@ -314,6 +314,39 @@ for c in b"echo {{MARK}}\n": fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))'`
 			},
 			Calls: []call{sh(k.cmd)}, Check: notRan})
 	}
+	// Shared memory of the user's other processes (System V IPC is per IPC namespace).
+	cs = append(cs, &rcase{Name: "c2-ipc/sysv-shm/trusted", Class: "c2 processes: other processes' memory",
+		Attack: "python3 attaches every System V shared memory segment of the user (an X server's, a database's) and prints it",
+		Policy: "trusted", Want: contained, Approve: "none", Solo: true,
+		Setup: func(b *box, c *rcase) {
+			id, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
+			if err != nil {
+				b.t.Skipf("no System V shared memory here: %v", err)
+			}
+			b.t.Cleanup(func() { unix.SysvShmCtl(id, unix.IPC_RMID, nil) })
+			mem, err := unix.SysvShmAttach(id, 0, 0)
+			if err != nil {
+				b.t.Fatal(err)
+			}
+			copy(mem, "RTSHM"+c.id+"canary")
+			unix.SysvShmDetach(mem)
+		},
+		Calls: []call{sh(`python3 -c "
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+for line in open('/proc/sysvipc/shm').read().splitlines()[1:]:
+    shmid = int(line.split()[1])
+    p = libc.shmat(shmid, None, 0o10000)
+    if p not in (None, ctypes.c_void_p(-1).value):
+        print(ctypes.string_at(p, 64))
+"`)},
+		Check: func(b *box, c *rcase, r *runResult) error {
+			if strings.Contains(r.stdout, "RTSHM"+c.id) {
+				return fmt.Errorf("a command read another process's System V shared memory")
+			}
+			return nil
+		}})
 	// lovia's own secrets: the OAuth tokens of the user's MCP servers, kept in the data
 	// directory ($LOVIA_HOME/mcp-auth) and sent only to the server they were issued for
 	// ("never in the repository, the logs or transcripts", docs/mcp.md).

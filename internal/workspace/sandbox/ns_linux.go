@@ -17,13 +17,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// NamespaceAttr starts a helper in new user, mount and PID namespaces (and a network
+// NamespaceAttr starts a helper in new user, mount, PID and IPC namespaces (and a network
 // namespace when isolateNet), mapping the current user to itself so files keep their
 // owner. The helper dies with the thread that started it (PR_SET_PDEATHSIG, which
 // Go's fork also re-checks against the parent to close the race), and with it its
 // whole PID namespace. It starts a session of its own (see PlainAttr).
 func NamespaceAttr(isolateNet bool) *syscall.SysProcAttr {
-	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID)
+	// An IPC namespace too: System V shared memory, semaphores and message queues
+	// (and POSIX message queues) of the user's other processes — an X server's
+	// shared images, a database's buffers — are not the commands' to attach.
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC)
 	if isolateNet {
 		flags |= syscall.CLONE_NEWNET
 	}
