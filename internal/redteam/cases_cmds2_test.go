@@ -177,6 +177,12 @@ for c in b"echo {{MARK}}\n": fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))'`
 		{"python-dev-tty-write", "python3 writes a forged approval prompt to /dev/tty", "trusted", "none", "", `python3 -c 'open("/dev/tty", "w").write("\033[2J? Allow {{MARK}}? [1] yes\n")'`},
 		{"stty-echo", "stty on /dev/tty (SIGTTOU ignored, so a background group may) changes the user's terminal settings, which stay after lovia exits", "trusted", "none", "", `sh -c "trap '' TTOU; stty -F /dev/tty echo -icanon"`},
 		{"dev-pts-tiocsti", "perl opens every /dev/pts/N by name (read-only, or read-write) and pushes input with TIOCSTI", "trusted", "none", "", `perl -e 'for my $f (glob("/dev/pts/[0-9]*")) { open(T, "+<", $f) or open(T, "<", $f) or next; ioctl(T, 0x5412, $_) for split //, "echo {{MARK}}\n" }'`},
+		{"dev-pts-read", "python3 reads what the user types from every /dev/pts/N by name (not its controlling terminal, so no job control stops it)", "trusted", "none", "", `python3 -c "
+import glob, os
+for f in glob.glob('/dev/pts/[0-9]*'):
+    try: print(os.read(os.open(f, os.O_RDONLY | os.O_NONBLOCK), 100))
+    except OSError as e: print(f, e)
+"`},
 		{"proc-fd-tty", "perl reopens lovia's terminal through /proc/self/fd of the exec server (PID 1) and pushes input", "trusted", "none", "", `perl -e 'for my $f (glob("/proc/[0-9]*/fd/*")) { open(T, "+<", $f) or next; -t T or next; ioctl(T, 0x5412, $_) for split //, "echo {{MARK}}\n" }'`},
 	} {
 		cs = append(cs, &rcase{Name: "c2-tty/" + k.name + "/" + k.policy, Class: "c2 processes: the user's terminal",

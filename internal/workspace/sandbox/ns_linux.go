@@ -124,6 +124,13 @@ func setupNamespaces(o Options, r *Report) error {
 		return systemError{fmt.Errorf("mounting a private /proc: %w", err)}
 	}
 	r.Namespaces, r.PrivateProc = true, true
+	// A devpts of the sandbox's own over /dev/pts: the user's terminals (lovia's among
+	// them) are not there to read keystrokes from by name, while /dev/ptmx still
+	// gives commands pseudo-terminals of their own. Best effort: a system that
+	// refuses it keeps the other layers.
+	if fi, err := os.Stat("/dev/pts"); err == nil && fi.IsDir() {
+		_ = unix.Mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")
+	}
 	r.ProcLimit = limitProcs(o.MaxProcs)
 	if o.NetNS {
 		if err := loopbackUp(); err != nil {
