@@ -530,7 +530,7 @@ func checkNamespaces(opts Options, cfg workspace.Config) []Result {
 		}
 	} else {
 		ns.Status = OK
-		parts := []string{"user, mount and PID namespaces"}
+		parts := []string{"user, mount, PID and IPC namespaces"}
 		if probed {
 			if rep.PrivateProc {
 				parts = append(parts, "private /proc")

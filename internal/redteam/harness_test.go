@@ -137,6 +137,11 @@ type box struct {
 	// global canaries: file -> content; cred ones must never leak.
 	credFiles, plainFiles map[string]string
 	credNames             []string // secret file names (listing ~/.ssh must not show them)
+	// tty, when a case's Setup sets it (withTty), is lovia's controlling terminal.
+	tty *ttyPair
+	// memLimitKB, when a case's Setup sets it, is lovia's address-space limit (as
+	// MemLimit, with another bound).
+	memLimitKB int
 }
 
 var runNonce = randHex(4)
@@ -475,8 +480,12 @@ func (b *box) run(t testing.TB, killWhen func() bool, memLimit bool, output, pol
 	args = append(args, extra...)
 	args = append(args, "carry out the task")
 	cmd := exec.CommandContext(ctx, bin, args...)
-	if memLimit {
-		cmd = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", `ulimit -v 2000000; exec "$@"`, "sh", bin}, args...)...)
+	if memLimit || b.memLimitKB > 0 {
+		limit := 2000000
+		if b.memLimitKB > 0 {
+			limit = b.memLimitKB
+		}
+		cmd = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", fmt.Sprintf(`ulimit -v %d; exec "$@"`, limit), "sh", bin}, args...)...)
 	}
 	cmd.Dir = b.root
 	cmd.Env = b.env()
@@ -484,6 +493,9 @@ func (b *box) run(t testing.TB, killWhen func() bool, memLimit bool, output, pol
 	cmd.WaitDelay = 5 * time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	if b.tty != nil {
+		b.tty.attach(cmd)
+	}
 	err := cmd.Start()
 	if err == nil {
 		done := make(chan error, 1)
@@ -505,6 +517,9 @@ func (b *box) run(t testing.TB, killWhen func() bool, memLimit bool, output, pol
 			}
 		}
 		err = <-done
+	}
+	if b.tty != nil {
+		b.tty.collect()
 	}
 	r := &runResult{stdout: out.String(), stderr: errb.String(), calls: map[string]*callResult{}}
 	if ctx.Err() != nil {
@@ -1038,7 +1053,7 @@ func batches(cases []*rcase) []batch {
 
 func allCases() []*rcase {
 	var cs []*rcase
-	for _, gen := range []func() []*rcase{pathCases, commandCases, plantCases, secretCases, lifetimeCases, networkCases, configCases, extraCases, stateCases, commondirCases, files2Cases, controlCases} {
+	for _, gen := range []func() []*rcase{pathCases, commandCases, plantCases, secretCases, lifetimeCases, networkCases, configCases, extraCases, stateCases, commondirCases, files2Cases, cmds2Cases, controlCases} {
 		cs = append(cs, gen()...)
 	}
 	for i, c := range cs {

@@ -34,7 +34,8 @@ type execServer struct {
 	dead   bool
 	hello  chan sandbox.Report // the server's first message
 	exited chan struct{}       // closed once the server was waited for
-	// protect is which protected paths existed when it started (see server).
+	// protect is which protected and hidden paths existed when it started (see
+	// server).
 	protect string
 }
 
@@ -225,15 +226,16 @@ func (e *SandboxExecutor) server(req ExecRequest) *execServer {
 	if isolate {
 		i = 0
 	}
-	key := existingKey(e.Protect)
+	key := e.mountKey()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if srv := e.srv[i]; srv != nil && srv.alive() {
 		if srv.protect == key || !ns {
 			return srv
 		}
-		// A protected path appeared since the server started (git init, mkdir .lovia):
-		// its mount namespace lacks the read-only mount, so start a fresh one. One
+		// A protected or hidden path appeared since the server started (git init, mkdir
+		// .lovia, an MCP login): its mount namespace lacks the mount, so start a fresh
+		// one. One
 		// still running commands (a background server) is retired: it finishes them
 		// and is closed with the executor.
 		if srv.busy() {
@@ -290,9 +292,16 @@ func (e *SandboxExecutor) probeServer() error {
 	if err != nil {
 		return err
 	}
-	srv.protect = existingKey(e.Protect)
+	srv.protect = e.mountKey()
 	e.srv[i], e.srvFailed[i] = srv, false
 	return nil
+}
+
+// mountKey names which protected and hidden paths exist: a server whose mount
+// namespace lacks one that appeared since (git init, an MCP login making lovia's
+// token directory) is replaced.
+func (e *SandboxExecutor) mountKey() string {
+	return existingKey(e.Protect) + "/" + existingKey(e.Hide)
 }
 
 // existingKey names which of ps exist (a few stats per command).

@@ -226,7 +226,6 @@ type Policy struct {
 	win *winPaths
 
 	credentials []pathPattern // built-in: credential stores (path_rules may override)
-	stores      []string      // the credential stores' patterns (credentialStores and lovia's own)
 	// own are lovia's own state outside the root (user config, data dir: trust store,
 	// database, global notes): never written by the agent's tools or commands.
 	own      []string
@@ -313,9 +312,8 @@ func NewPolicy(cfg Config) (*Policy, error) {
 		// lovia's own credential store: the OAuth tokens of remote MCP servers
 		// ($LOVIA_HOME/mcp-auth/NAME.json), which never reach a transcript
 		// (docs/mcp.md) — read_file under trusted would put them there.
-		stores = append(stores[:len(stores):len(stores)], filepath.Join(d, "mcp-auth"))
+		stores = append(stores[:len(stores):len(stores)], filepath.Join(d, MCPAuthDir))
 	}
-	p.stores = stores
 	for _, d := range stores {
 		pp, err := compilePattern(d, home)
 		if err != nil {
@@ -765,10 +763,69 @@ func (p *Policy) GrantPath(abs string, op Op) {
 // matches reports whether the rule's words are a prefix of argv (the program may be
 // named by its path: /usr/bin/git matches "git"). The caller checks the length.
 func (r compiledCmdRule) matches(argv []string) bool {
+	if r.matchWords(argv) {
+		return true
+	}
+	// A rule that denies or asks also matches git with its global options left out:
+	// "git push" must not let "git -C . push" or "git --no-pager push" through. An
+	// allow rule does not ("git status" must not allow "git -c core.fsmonitor=…
+	// status", which the guard asks about).
+	if r.decision != Allow {
+		if sub := gitWithoutGlobals(argv); sub != nil && r.matchWords(sub) {
+			return true
+		}
+		// Other programs' global options are not in a table: a restricting rule
+		// "npm publish" also matches after leading words that are options or could
+		// be their values ("npm --prefix dir publish", "cargo +nightly publish",
+		// "kubectl --context prod delete"). Matching more only makes it stricter.
+		if len(r.words) > 1 {
+			value := false // the previous word was an option that may take this one
+			for j := 1; j < len(argv); j++ {
+				a := argv[j]
+				switch {
+				case a == "--":
+					return false
+				case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+					value = !strings.Contains(a, "=")
+				case value:
+					value = false
+				default:
+					return false
+				}
+				if r.matchWords(append([]string{argv[0]}, argv[j+1:]...)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func (r compiledCmdRule) matchWords(argv []string) bool {
+	if len(r.words) > len(argv) {
+		return false
+	}
 	for i, w := range r.words {
 		if argv[i] != w && !(i == 0 && filepath.Base(argv[0]) == w) {
 			return false
 		}
 	}
 	return true
+}
+
+// gitWithoutGlobals is a git command line without the global options before its
+// subcommand (nil: not git, none to leave out, or options the guard does not know).
+func gitWithoutGlobals(argv []string) []string {
+	if len(argv) < 3 || filepath.Base(argv[0]) != "git" {
+		return nil
+	}
+	ws := make([]word, len(argv))
+	for i, a := range argv {
+		ws[i] = word{lit: a}
+	}
+	p := gitGlobal().parse(ws)
+	if p.unknown != "" || len(p.operands) == 0 || p.first <= 1 {
+		return nil
+	}
+	return append([]string{argv[0]}, argv[p.first:]...)
 }

@@ -71,7 +71,7 @@ func (p *Policy) seatbeltHidden() []string {
 			out = append(out, abs)
 		}
 	}
-	return out
+	return append(out, p.ownSecrets()...)
 }
 
 // Spec is the profile's input for one command.

@@ -41,6 +41,9 @@ func seatbeltFixture(t *testing.T) (base, root string) {
 	t.Setenv("TMPDIR", tmp)
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
 	t.Setenv("XDG_CONFIG_HOME", "")
+	// lovia's own directories are in the profile (their MCP tokens are hidden).
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv("LOVIA_HOME", "")
 	for _, k := range []string{"GOCACHE", "npm_config_cache", "PIP_CACHE_DIR"} {
 		t.Setenv(k, "")
 	}

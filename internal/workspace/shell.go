@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/metrics"
 	"sort"
 	"strings"
 	"sync"
@@ -323,10 +324,12 @@ type shellRun struct {
 	s      *Workspace
 	req    ShellRequest
 	cancel context.CancelFunc
-	mu     sync.Mutex
-	denied *DeniedError
-	pgids  map[int]bool
-	kills  []func() // exec server requests to kill (killAll)
+	// memBase is lovia's heap when the invocation started (see overMemory).
+	memBase uint64
+	mu      sync.Mutex
+	denied  *DeniedError
+	pgids   map[int]bool
+	kills   []func() // exec server requests to kill (killAll)
 }
 
 func (r *shellRun) deny(e *DeniedError) error {
@@ -414,7 +417,7 @@ func (s *Workspace) RunShell(ctx context.Context, req ShellRequest) ShellResult 
 	}
 	ctx, cancel := context.WithTimeout(ctx, req.Timeout)
 	defer cancel()
-	run := &shellRun{s: s, req: req, cancel: cancel, pgids: map[int]bool{}}
+	run := &shellRun{s: s, req: req, cancel: cancel, pgids: map[int]bool{}, memBase: heapBase()}
 	env := s.env()
 	out := &lockedWriter{w: req.Output}
 	runner, err := interp.New(
@@ -429,7 +432,10 @@ func (s *Workspace) RunShell(ctx context.Context, req ShellRequest) ShellResult 
 	if err != nil {
 		return ShellResult{ExitCode: -1, Err: err}
 	}
+	watched := make(chan struct{})
+	go run.watchMemory(ctx, watched)
 	err = runner.Run(ctx, file)
+	close(watched)
 	run.killAll()
 	if note := s.undoPlants(); note != "" {
 		fmt.Fprintln(out, "lovia: "+note)
@@ -477,6 +483,9 @@ func (r *shellRun) call(ctx context.Context, args []string) ([]string, error) {
 	if runtime.NumGoroutine() > maxShellTasks {
 		return nil, r.deny(&DeniedError{What: "the command", Reason: fmt.Sprintf("it started more than %d concurrent shell tasks (functions, pipelines, background jobs) inside lovia, like a fork bomb; it was stopped", maxShellTasks)})
 	}
+	if r.overMemory() {
+		return nil, r.deny(errTooMuchMemory)
+	}
 	if (args[0] == "source" || args[0] == ".") && len(args) > 1 {
 		hc := interp.HandlerCtx(ctx)
 		_, d, why := r.s.policy.Judge(args[1], hc.Dir, OpRead)
@@ -485,6 +494,66 @@ func (r *shellRun) call(ctx context.Context, args []string) ([]string, error) {
 		}
 	}
 	return args, nil
+}
+
+// maxShellMemory bounds how much of lovia's own memory one shell invocation may
+// take. Variables and command substitutions live in the embedded shell, inside
+// lovia, where no sandbox limit applies: `x=a; while :; do x=$x$x; done` or
+// `echo "$(seq inf)"` (no approval needed) would otherwise grow until lovia dies
+// of it — or the machine's OOM killer picks another of the user's processes.
+const maxShellMemory = 512 << 20
+
+var errTooMuchMemory = &DeniedError{What: "the command", Reason: fmt.Sprintf("it made lovia's own memory grow by more than %d MiB (shell variables or command substitution output are kept inside lovia); it was stopped", maxShellMemory>>20)}
+
+// heapBytes is the Go heap in use, garbage not yet collected included.
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// heapBase is the heap an invocation starts from. A heap much larger than lovia
+// needs holds garbage (the output a stopped invocation collected): collected first,
+// or it would raise the next invocation's bound by its size.
+func heapBase() uint64 {
+	if h := heapBytes(); h < maxShellMemory/2 {
+		return h
+	}
+	runtime.GC()
+	return heapBytes()
+}
+
+// overMemory reports a heap grown by maxShellMemory since the invocation started;
+// garbage is collected before it says so.
+func (r *shellRun) overMemory() bool {
+	if heapBytes() < r.memBase+maxShellMemory {
+		return false
+	}
+	runtime.GC()
+	return heapBytes() >= r.memBase+maxShellMemory
+}
+
+// watchMemory stops the invocation when it grows the heap by maxShellMemory between
+// two simple commands (a command substitution filling while its command runs).
+func (r *shellRun) watchMemory(ctx context.Context, done <-chan struct{}) {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if r.overMemory() {
+				_ = r.deny(errTooMuchMemory)
+				return
+			}
+		}
+	}
 }
 
 // open is every redirect and sourced file of the interpreter: the exact stream

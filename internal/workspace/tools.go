@@ -322,7 +322,14 @@ func (w *Workspace) shellTool(ctx context.Context, rc *tool.RunContext, a ShellA
 	}
 	req := ShellRequest{Command: a.Command, Cwd: cwd, Approved: approved, ApprovedPaths: paths, Writable: writable}
 	if a.Timeout > 0 {
-		req.Timeout = time.Duration(a.Timeout) * time.Second
+		req.Timeout = time.Duration(min(a.Timeout, maxTimeoutSeconds)) * time.Second
+		if !a.Background {
+			// The model chooses the timeout, and `sleep 99999999` runs without
+			// approval: uncapped, one call would hold the run (a CI job) for years.
+			// A foreground call may ask for more than the configured default, but
+			// not without bound.
+			req.Timeout = min(req.Timeout, w.maxShellTimeout())
+		}
 	}
 	if rc != nil && rc.Ask != nil {
 		req.Ask = func(ctx context.Context, what, reason string) bool {
@@ -360,6 +367,18 @@ func (w *Workspace) shellTool(ctx context.Context, rc *tool.RunContext, a ShellA
 		isErr = res.ExitCode != 0
 	}
 	return tool.Result{Text: b.String(), IsError: isErr}, nil
+}
+
+// maxTimeoutSeconds keeps a requested timeout clear of time.Duration's overflow.
+const maxTimeoutSeconds = 1 << 30
+
+// ShellTimeoutFactor is how many times the configured shell timeout (the default of
+// a call) a foreground call may ask for.
+const ShellTimeoutFactor = 4
+
+// maxShellTimeout is the longest timeout a foreground shell call gets.
+func (w *Workspace) maxShellTimeout() time.Duration {
+	return ShellTimeoutFactor * w.shellTimeout
 }
 
 func (r ShellRequest) timeoutOr(d time.Duration) time.Duration {
@@ -431,7 +450,7 @@ func (w *Workspace) Instructions() string {
 		} else if w.sandboxNote != "" {
 			b.WriteString("- Note: " + w.sandboxNote + ".\n")
 		}
-		b.WriteString("- Commands get a minimal environment (PATH, HOME, locale, TERM); the default timeout is " + w.shellTimeout.String() + ". Use background=true for servers, then read_process_output.\n")
+		b.WriteString("- Commands get a minimal environment (PATH, HOME, locale, TERM); the default timeout is " + w.shellTimeout.String() + " (at most " + w.maxShellTimeout().String() + " when a call asks for more). Use background=true for servers, then read_process_output.\n")
 	}
 	b.WriteString("- Read a file before editing it: edit_file refuses files changed since you last read them. A denied operation returns an error that says why; do not try to work around it.\n")
 	return b.String()

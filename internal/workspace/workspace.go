@@ -77,8 +77,7 @@ func New(cfg Config) (*Workspace, error) {
 		return nil, err
 	}
 	w := &Workspace{cfg: cfg, policy: p, reads: map[string]stamp{}, procs: map[string]*bgProc{}, shown: map[string]string{}, shownCmd: map[string]map[string]bool{}}
-	if fi, err := os.Lstat(filepath.Join(p.root, ".git")); err == nil && fi.IsDir() {
-		cd := filepath.Join(p.root, ".git", "commondir")
+	for _, cd := range plantablePaths(p.root) {
 		if _, err := os.Lstat(cd); errors.Is(err, fs.ErrNotExist) {
 			w.plantable = append(w.plantable, cd)
 		}
@@ -513,11 +512,43 @@ func protectedPaths(root string) []string {
 		for _, m := range mods {
 			out = append(out, filepath.Join(m, "config"), filepath.Join(m, "hooks"))
 		}
+		// A linked worktree elsewhere takes its config and hooks from the directory
+		// its commondir names: rewritten, the user's next git command there runs a
+		// core.fsmonitor of the command's choosing.
+		wts, _ := filepath.Glob(filepath.Join(git, "worktrees", "*"))
+		for _, wt := range wts {
+			out = append(out, filepath.Join(wt, "commondir"), filepath.Join(wt, "config.worktree"))
+		}
 	}
 	// Nested repositories (a vendored clone, a checked-out dependency): the user's git
 	// runs their config and hooks when they work there.
 	for _, g := range nestedGitDirs(root) {
 		out = append(out, filepath.Join(g, "config"), filepath.Join(g, "config.worktree"), filepath.Join(g, "hooks"))
+	}
+	return out
+}
+
+// plantablePaths are files that redirect git to a configuration of their own and
+// that usually do not exist, so the sandbox cannot mount them read-only: a commondir
+// in the root's git directory, its submodules' and nested repositories' (git takes
+// config and hooks from the directory it names), and a linked worktree's
+// config.worktree. Those missing at the start are removed after every command.
+func plantablePaths(root string) []string {
+	git := filepath.Join(root, ".git")
+	if fi, err := os.Lstat(git); err != nil || !fi.IsDir() {
+		return nil
+	}
+	out := []string{filepath.Join(git, "commondir")}
+	mods, _ := filepath.Glob(filepath.Join(git, "modules", "*"))
+	for _, m := range mods {
+		out = append(out, filepath.Join(m, "commondir"))
+	}
+	wts, _ := filepath.Glob(filepath.Join(git, "worktrees", "*"))
+	for _, wt := range wts {
+		out = append(out, filepath.Join(wt, "config.worktree"))
+	}
+	for _, g := range nestedGitDirs(root) {
+		out = append(out, filepath.Join(g, "commondir"))
 	}
 	return out
 }
@@ -561,11 +592,12 @@ func nestedGitDirs(root string) []string {
 	return out
 }
 
-// hiddenStores are the credential stores (the policy's list) that exist and that no
-// path rule opens for reading: sandboxed commands see them empty.
+// hiddenStores are the credential stores that exist and that no path rule opens for
+// reading, plus lovia's own secrets (ownSecrets, which no rule opens): sandboxed
+// commands see them empty.
 func (p *Policy) hiddenStores() []string {
 	var out []string
-	for _, c := range p.stores {
+	for _, c := range credentialStores {
 		pat := expandHome(c, p.home)
 		ms, _ := filepath.Glob(pat)
 		for _, m := range ms {
@@ -578,6 +610,30 @@ func (p *Policy) hiddenStores() []string {
 			}
 			out = append(out, abs)
 		}
+	}
+	return append(out, p.ownSecrets()...)
+}
+
+// MCPAuthDir is the directory of lovia's data directory that keeps the OAuth tokens
+// of MCP servers (mcp.AuthDir).
+const MCPAuthDir = "mcp-auth"
+
+// ownSecrets are the secrets lovia itself keeps outside the root — the MCP servers'
+// OAuth tokens, sent only to the server each was issued for — in each of its own
+// directories, whether they exist yet or not (the exec server starts afresh once one
+// appears, see existingKey). Unlike the credential stores no policy or path rule lets
+// a command read them: they are lovia's, not the user's files.
+func (p *Policy) ownSecrets() []string {
+	var out []string
+	for _, d := range p.own {
+		if fi, err := os.Stat(d); err == nil && !fi.IsDir() {
+			continue // a --db file
+		}
+		m := filepath.Join(d, MCPAuthDir)
+		if under(m, p.root) || under(p.root, m) {
+			continue // lovia run on its own data directory: keep it visible
+		}
+		out = append(out, m)
 	}
 	return out
 }

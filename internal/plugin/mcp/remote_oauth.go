@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lovia-dev/lovia/internal/textutil"
+	"github.com/lovia-dev/lovia/internal/workspace"
 
 	"golang.org/x/oauth2"
 )
@@ -54,7 +55,8 @@ type storedLogin struct {
 }
 
 // AuthDir is where the logins of url: servers are kept under lovia's data directory.
-func AuthDir(home string) string { return filepath.Join(home, "mcp-auth") }
+// The sandbox hides it from commands (workspace.MCPAuthDir).
+func AuthDir(home string) string { return filepath.Join(home, workspace.MCPAuthDir) }
 
 // tokenFile is the file of server name in dir.
 func tokenFile(dir, name string) string { return filepath.Join(dir, name+".json") }

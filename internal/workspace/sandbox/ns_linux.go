@@ -17,13 +17,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// NamespaceAttr starts a helper in new user, mount and PID namespaces (and a network
+// NamespaceAttr starts a helper in new user, mount, PID and IPC namespaces (and a network
 // namespace when isolateNet), mapping the current user to itself so files keep their
 // owner. The helper dies with the thread that started it (PR_SET_PDEATHSIG, which
 // Go's fork also re-checks against the parent to close the race), and with it its
-// whole PID namespace.
+// whole PID namespace. It starts a session of its own (see PlainAttr).
 func NamespaceAttr(isolateNet bool) *syscall.SysProcAttr {
-	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID)
+	// An IPC namespace too: System V shared memory, semaphores and message queues
+	// (and POSIX message queues) of the user's other processes — an X server's
+	// shared images, a database's buffers — are not the commands' to attach.
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC)
 	if isolateNet {
 		flags |= syscall.CLONE_NEWNET
 	}
@@ -33,7 +36,7 @@ func NamespaceAttr(isolateNet bool) *syscall.SysProcAttr {
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 		Pdeathsig:   syscall.SIGKILL,
-		Setpgid:     true,
+		Setsid:      true,
 	}
 	if uid != 0 {
 		// A non-root uid loses the namespace's capabilities at exec: keep those the
@@ -43,10 +46,14 @@ func NamespaceAttr(isolateNet bool) *syscall.SysProcAttr {
 	return attr
 }
 
-// PlainAttr starts a helper without namespaces: its own process group, killed when
-// the starting thread ends (PR_SET_PDEATHSIG).
+// PlainAttr starts a helper without namespaces, killed when the starting thread ends
+// (PR_SET_PDEATHSIG), in a session of its own (and so its own process group): a
+// process group of lovia's session would keep lovia's controlling terminal, and with
+// it /dev/tty — a command could push keystrokes into the terminal's input with
+// TIOCSTI, which the user's shell runs once lovia exits, outside any sandbox; read
+// what the user types; or write escape sequences around lovia's sanitizing.
 func PlainAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // NamespacesSupported reports whether this system has the namespace layer.
@@ -88,7 +95,7 @@ func NamespaceError(err error) error {
 	case errors.Is(err, syscall.ENOSPC):
 		hint = "the user namespace limit is reached (sysctl user.max_user_namespaces)"
 	case errors.Is(err, syscall.EINVAL):
-		hint = "the kernel lacks user, mount or PID namespace support"
+		hint = "the kernel lacks user, mount, PID or IPC namespace support"
 	default:
 		hint = "the helper could not set them up"
 	}
@@ -117,6 +124,13 @@ func setupNamespaces(o Options, r *Report) error {
 		return systemError{fmt.Errorf("mounting a private /proc: %w", err)}
 	}
 	r.Namespaces, r.PrivateProc = true, true
+	// A devpts of the sandbox's own over /dev/pts: the user's terminals (lovia's among
+	// them) are not there to read keystrokes from by name, while /dev/ptmx still
+	// gives commands pseudo-terminals of their own. Best effort: a system that
+	// refuses it keeps the other layers.
+	if fi, err := os.Stat("/dev/pts"); err == nil && fi.IsDir() {
+		_ = unix.Mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")
+	}
 	r.ProcLimit = limitProcs(o.MaxProcs)
 	if o.NetNS {
 		if err := loopbackUp(); err != nil {
@@ -127,15 +141,23 @@ func setupNamespaces(o Options, r *Report) error {
 	// The directories holding protected paths become mount points of themselves, so
 	// they cannot be renamed away and replaced by copies without the read-only mounts.
 	// Shallowest first: a later pin clones the earlier ones inside it.
+	// Every directory between a protected path and the directory all of them share
+	// (the root) is pinned, not only the one holding it: renaming .git/modules or a
+	// nested repository's parent away would otherwise move the read-only mounts with
+	// it and leave the path free for a new config.
 	pinned := map[string]bool{"/": true}
 	var pins []string
+	base := commonDir(o.Protect)
 	for _, p := range o.Protect {
 		if _, err := os.Lstat(p); err != nil {
 			continue
 		}
-		if d := filepath.Dir(p); !pinned[d] {
+		for d := filepath.Dir(p); !pinned[d]; d = filepath.Dir(d) {
 			pinned[d] = true
 			pins = append(pins, d)
+			if d == base || !strings.HasPrefix(d, base+"/") {
+				break
+			}
 		}
 	}
 	sort.Slice(pins, func(i, j int) bool { return strings.Count(pins[i], "/") < strings.Count(pins[j], "/") })
@@ -193,6 +215,21 @@ func setupNamespaces(o Options, r *Report) error {
 		}
 	}
 	return nil
+}
+
+// commonDir is the deepest directory holding every path of ps ("/" at worst).
+func commonDir(ps []string) string {
+	if len(ps) == 0 {
+		return "/"
+	}
+	c := filepath.Dir(filepath.Clean(ps[0]))
+	for _, p := range ps[1:] {
+		p = filepath.Clean(p)
+		for c != "/" && !strings.HasPrefix(p, c+"/") {
+			c = filepath.Dir(c)
+		}
+	}
+	return c
 }
 
 // limitProcs bounds the processes of this PID namespace and says how: its own
@@ -296,7 +333,8 @@ func bindFD(sfd, dfd int, ro bool) error {
 // hide replaces p with an empty read-only directory (tmpfs) or file (/dev/null).
 func hide(p string) (bool, error) {
 	fd, err := openTarget(p)
-	if errors.Is(err, unix.ENOENT) {
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		// Missing, or below a file: nothing is stored there.
 		return false, nil
 	}
 	if err != nil {
@@ -318,6 +356,23 @@ func hide(p string) (bool, error) {
 	// Mounting on the descriptor's magic link mounts on exactly the opened directory.
 	target := "/proc/self/fd/" + strconv.Itoa(fd)
 	return true, unix.Mount("tmpfs", target, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0500")
+}
+
+// detachTerminal gives up the helper's controlling terminal, should it have one (a
+// caller that started it without a session of its own, see PlainAttr): the commands
+// it starts inherit the loss, so /dev/tty fails for them (ENXIO) and TIOCSTI, which
+// needs the caller's own controlling terminal, is refused. A session leader keeps
+// it: giving it up would hang up the terminal's foreground jobs.
+func detachTerminal() {
+	if sid, err := unix.Getsid(0); err != nil || sid == os.Getpid() {
+		return
+	}
+	fd, err := unix.Open("/dev/tty", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return // no controlling terminal
+	}
+	_ = unix.IoctlSetInt(fd, unix.TIOCNOTTY, 0)
+	unix.Close(fd)
 }
 
 // bestEffortLifetime is the lifetime layer without namespaces: die with the parent

@@ -220,3 +220,20 @@ func TestHelperUnderMaskedProc(t *testing.T) {
 		t.Fatalf("the helper did not say why:\n%s", out)
 	}
 }
+
+func TestCommonDir(t *testing.T) {
+	for _, c := range []struct {
+		ps   []string
+		want string
+	}{
+		{nil, "/"},
+		{[]string{"/r/.lovia"}, "/r"},
+		{[]string{"/r/.lovia", "/r/.git/config", "/r/vendor/lib/.git/hooks"}, "/r"},
+		{[]string{"/r/a/x", "/r/ab/y"}, "/r"},
+		{[]string{"/r/a/x", "/s/y"}, "/"},
+	} {
+		if got := commonDir(c.ps); got != c.want {
+			t.Errorf("commonDir(%q) = %q, want %q", c.ps, got, c.want)
+		}
+	}
+}

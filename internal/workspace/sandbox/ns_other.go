@@ -22,4 +22,6 @@ func setupNamespaces(Options, *Report) error { return errNoNamespaces }
 
 func bestEffortLifetime() {}
 
+func detachTerminal() {}
+
 func runAsInit(string, []string, io.Writer) int { return 126 }

@@ -147,6 +147,8 @@ func Main(args []string, stderr io.Writer) int {
 	// Never unlocked: capabilities and prctl settings are per thread, and the commands
 	// must be started from the thread that dropped them.
 	runtime.LockOSThread()
+	// Before any command starts: none may reach lovia's terminal.
+	detachTerminal()
 	var o Options
 	path := ""
 	var argv []string
