@@ -166,16 +166,6 @@ func (l *loader) read(s source, depth int, importer string) {
 		return
 	}
 	l.seen[p] = true
-	if l.opts.Denied != nil && !s.home && importer == "" {
-		// The repository's own AGENTS.md / CLAUDE.md may itself be a link to a file
-		// the read rules deny (CLAUDE.md -> .env): judged like an import, by where it
-		// leads. (Imports were judged by resolve; the user's own global files are not
-		// the repository's to point elsewhere.)
-		if why := l.opts.Denied(p); why != "" {
-			l.problems = append(l.problems, fmt.Errorf("instructions left out: %s: the policy denies reading it (%s)", p, why))
-			return
-		}
-	}
 	// A regular file that does not link out of its tree, at most 1 MiB: a link to
 	// ~/.ssh/id_rsa, a FIFO or /dev/zero is refused and never read.
 	data, err := safefile.ReadBeneath(s.within, p, safefile.MaxInstructions)
@@ -191,6 +181,18 @@ func (l *loader) read(s source, depth int, importer string) {
 		}
 		l.problems = append(l.problems, fmt.Errorf("instructions left out: %w", err))
 		return
+	}
+	if l.opts.Denied != nil && !s.home && importer == "" {
+		// The repository's own AGENTS.md / CLAUDE.md may itself be a link, within its
+		// tree, to a file the read rules deny (CLAUDE.md -> .env): judged like an
+		// import, by where it leads, after ReadBeneath has refused links out of the
+		// tree (with its own message). What was read is dropped. (Imports were judged
+		// by resolve; the user's own global files are not the repository's to point
+		// elsewhere.)
+		if why := l.opts.Denied(p); why != "" {
+			l.problems = append(l.problems, fmt.Errorf("instructions left out: %s: the policy denies reading it (%s)", p, why))
+			return
+		}
 	}
 	text := strings.TrimSpace(string(data))
 	if text == "" {
