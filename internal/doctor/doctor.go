@@ -538,8 +538,19 @@ func checkNamespaces(opts Options, cfg workspace.Config) []Result {
 			if len(rep.Protected) > 0 {
 				parts = append(parts, fmt.Sprintf("%d paths read-only (%s)", len(rep.Protected), strings.Join(baseNames(rep.Protected, cfg.Root), ", ")))
 			}
-			if len(rep.Hidden) > 0 {
-				parts = append(parts, fmt.Sprintf("%d credential stores hidden", len(rep.Hidden)))
+			stores, sockets := 0, 0
+			for _, h := range rep.Hidden {
+				if fi, err := os.Stat(h); err == nil && fi.Mode()&os.ModeSocket != 0 {
+					sockets++ // a daemon that runs what it is asked (D-Bus, Docker)
+				} else {
+					stores++
+				}
+			}
+			if stores > 0 {
+				parts = append(parts, fmt.Sprintf("%d credential stores hidden", stores))
+			}
+			if sockets > 0 {
+				parts = append(parts, fmt.Sprintf("%d daemon sockets refused", sockets))
 			}
 			if rep.ProcLimit != "" {
 				parts = append(parts, "process limit: "+rep.ProcLimit)

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -377,6 +378,48 @@ for line in open('/proc/sysvipc/shm').read().splitlines()[1:]:
 				}
 				if data, err := os.ReadFile(filepath.Join(b.root, c.id+"-tokens", "github.json")); err == nil && strings.Contains(string(data), tok) {
 					return fmt.Errorf("an MCP OAuth token was copied into the root")
+				}
+				return nil
+			}})
+	}
+	// Daemons that run what they are asked outside any sandbox: the user's D-Bus bus
+	// (systemd-run --user), the systemd manager, Docker. lovia's XDG_RUNTIME_DIR points
+	// at a directory of listening sockets; a command must not connect to any of them.
+	for _, k := range []struct{ name, rel string }{{"dbus-bus", "bus"}, {"systemd-private", "systemd/private"}, {"docker-rootless", "docker.sock"}} {
+		cs = append(cs, &rcase{Name: "c2-daemon/" + k.name + "/trusted", Class: "c2 processes: daemons outside the sandbox",
+			Attack: "python3 connects to " + k.rel + " in the user's runtime directory (a daemon that runs commands outside the sandbox)",
+			Policy: "trusted", Want: contained, Approve: "none", Solo: true,
+			Setup: func(b *box, c *rcase) {
+				dir := filepath.Join(b.base, "xdg-run-"+c.id)
+				sock := filepath.Join(dir, k.rel)
+				if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
+					b.t.Fatal(err)
+				}
+				l, err := net.Listen("unix", sock)
+				if err != nil {
+					b.t.Fatal(err)
+				}
+				b.t.Cleanup(func() { l.Close() })
+				go func() {
+					for {
+						conn, err := l.Accept()
+						if err != nil {
+							return
+						}
+						conn.Close()
+					}
+				}()
+				b.extraEnv = map[string]string{"XDG_RUNTIME_DIR": dir}
+			},
+			Calls: []call{sh(`python3 -c "
+import os, socket
+s = socket.socket(socket.AF_UNIX)
+s.connect('{{BASE}}/xdg-run-{{ID}}/` + k.rel + `')
+print('RTCONN' + 'ECTED')
+"`)},
+			Check: func(b *box, c *rcase, r *runResult) error {
+				if strings.Contains(r.stdout, "RTCONNECTED") {
+					return fmt.Errorf("a command connected to the daemon socket %s", k.rel)
 				}
 				return nil
 			}})

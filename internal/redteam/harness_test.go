@@ -142,6 +142,8 @@ type box struct {
 	// memLimitKB, when a case's Setup sets it, is lovia's address-space limit (as
 	// MemLimit, with another bound).
 	memLimitKB int
+	// extraEnv, when a case's Setup sets it, adds variables to lovia's environment.
+	extraEnv map[string]string
 }
 
 var runNonce = randHex(4)
@@ -244,6 +246,9 @@ func (b *box) env() []string {
 		"GIT_CONFIG_NOSYSTEM=1",
 	}
 	for k, v := range b.keys {
+		vars = append(vars, k+"="+v)
+	}
+	for k, v := range b.extraEnv {
 		vars = append(vars, k+"="+v)
 	}
 	sort.Strings(vars)

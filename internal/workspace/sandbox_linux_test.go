@@ -578,3 +578,93 @@ func TestSandboxV2SystemRefusalFallsBack(t *testing.T) {
 		t.Fatal("required started without the namespace layer")
 	}
 }
+
+// A daemon that runs what a client asks (the user's D-Bus bus and systemd manager:
+// systemd-run --user; Docker and Podman) is a way out of any sandbox: with
+// namespaces its socket refuses the connection, unless workspace.writable names it.
+func TestSandboxV2DaemonSocketsRefused(t *testing.T) {
+	needNS(t)
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	e := newTestEnv(t)
+	runtimeDir := filepath.Join(e.base, "run-user")
+	other := filepath.Join(e.base, "other")
+	for _, d := range []string{filepath.Join(runtimeDir, "systemd"), other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("XDG_RUNTIME_DIR", runtimeDir)
+	socks := map[string]string{
+		"bus":     filepath.Join(runtimeDir, "bus"),
+		"systemd": filepath.Join(runtimeDir, "systemd", "private"),
+		"docker":  filepath.Join(runtimeDir, "docker.sock"),
+		"control": filepath.Join(other, "app.sock"), // any other socket stays reachable
+	}
+	for _, p := range socks {
+		l, err := net.Listen("unix", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+	}
+	write(t, filepath.Join(e.root, "probe.py"), "import socket, sys\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect(sys.argv[1])\n    print('connected')\nexcept OSError as e:\n    print('refused', e.errno)\n")
+	probe := func(w *Workspace, name string) string {
+		t.Helper()
+		_, out := bypass(t, w, py+" probe.py "+socks[name], 0)
+		return strings.TrimSpace(out)
+	}
+	w := nsWS(t, e, PresetTrusted, nil)
+	for _, name := range []string{"bus", "systemd", "docker"} {
+		if out := probe(w, name); !strings.HasPrefix(out, "refused") {
+			t.Errorf("a sandboxed command reached the %s socket: %s", name, out)
+		}
+	}
+	if out := probe(w, "control"); out != "connected" {
+		t.Fatalf("the control socket: %s (the probe itself fails)", out)
+	}
+	// Named in workspace.writable: the user's choice, reachable.
+	w2 := nsWS(t, e, PresetTrusted, func(c *Config) { c.Writable = append(c.Writable, socks["docker"]) })
+	if out := probe(w2, "docker"); out != "connected" {
+		t.Errorf("the docker socket named in workspace.writable: %s", out)
+	}
+	if out := probe(w2, "bus"); !strings.HasPrefix(out, "refused") {
+		t.Errorf("a sandboxed command reached the bus socket: %s", out)
+	}
+}
+
+// workspace.writable may name a single file: commands write it, the sandbox still
+// starts (Landlock refuses directory rights on a file), and its siblings stay
+// read-only.
+func TestSandboxV2WritableFile(t *testing.T) {
+	needNS(t)
+	e := newTestEnv(t)
+	notes := filepath.Join(e.home, "notes.txt")
+	write(t, notes, "one\n")
+	write(t, filepath.Join(e.home, "other.txt"), "keep\n")
+	w := nsWS(t, e, PresetCoding, func(c *Config) { c.Writable = append(c.Writable, notes) })
+	if res, out := bypass(t, w, "echo two >> "+notes, 0); res.ExitCode != 0 {
+		t.Fatalf("appending to a writable file: %d %s", res.ExitCode, out)
+	}
+	if b, _ := os.ReadFile(notes); string(b) != "one\ntwo\n" {
+		t.Errorf("notes.txt = %q", b)
+	}
+	bypass(t, w, "echo x >> "+filepath.Join(e.home, "other.txt")+"; echo y > "+filepath.Join(e.home, "new.txt"), 0)
+	if b, _ := os.ReadFile(filepath.Join(e.home, "other.txt")); string(b) != "keep\n" {
+		t.Errorf("a sibling of the writable file changed: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(e.home, "new.txt")); err == nil {
+		t.Error("a file was created beside the writable file")
+	}
+}

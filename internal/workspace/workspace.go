@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -611,7 +612,46 @@ func (p *Policy) hiddenStores() []string {
 			out = append(out, abs)
 		}
 	}
-	return append(out, p.ownSecrets()...)
+	return append(append(out, p.ownSecrets()...), p.daemonSockets()...)
+}
+
+// daemonSockets are the sockets of daemons that run what a client asks outside any
+// sandbox: the user's D-Bus session bus and systemd manager (`systemd-run --user`),
+// the system bus and systemd (as root), Docker and Podman (a container with the
+// host's / mounted). A sandboxed command connected to one has left the sandbox, and
+// Landlock before ABI 9 cannot refuse a connection to a pathname socket: with
+// namespaces each is covered by /dev/null, which refuses it. Listed whether or not
+// they exist yet (the exec server starts afresh once one appears, see existingKey);
+// workspace.writable naming one (or a directory holding it) leaves it reachable.
+func (p *Policy) daemonSockets() []string {
+	runtimeDirs := []string{filepath.Join("/run/user", strconv.Itoa(os.Getuid()))}
+	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
+		runtimeDirs = append(runtimeDirs, d)
+	}
+	var cands []string
+	for _, d := range runtimeDirs {
+		cands = append(cands, filepath.Join(d, "bus"), filepath.Join(d, "systemd", "private"),
+			filepath.Join(d, "docker.sock"), filepath.Join(d, "podman", "podman.sock"))
+	}
+	cands = append(cands, "/run/dbus/system_bus_socket", "/run/systemd/private", "/run/docker.sock",
+		"/var/run/docker.sock", "/run/podman/podman.sock", "/run/containerd/containerd.sock")
+	seen := map[string]bool{}
+	var out []string
+cand:
+	for _, c := range cands {
+		abs := resolveLoose(c)
+		if seen[abs] {
+			continue
+		}
+		seen[abs] = true
+		for _, w := range p.writable {
+			if under(w, abs) {
+				continue cand
+			}
+		}
+		out = append(out, abs)
+	}
+	return out
 }
 
 // MCPAuthDir is the directory of lovia's data directory that keeps the OAuth tokens

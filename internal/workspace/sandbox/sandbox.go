@@ -263,9 +263,15 @@ func Restrict(o Options) error {
 		}
 		return nil
 	}
+	// A configured path may be a file (workspace.writable naming a socket or a single
+	// file): Landlock refuses directory rights on it, which would fail every command.
+	roDirs, roFiles := splitDirs(existing(o.RO))
+	rwDirs, rwFiles := splitDirs(existing(o.RW))
 	rules := []landlock.Rule{
-		landlock.RODirs(existing(o.RO)...),
-		landlock.RWDirs(existing(o.RW)...).WithRefer(),
+		landlock.RODirs(roDirs...),
+		landlock.ROFiles(roFiles...),
+		landlock.RWDirs(rwDirs...).WithRefer(),
+		landlock.RWFiles(rwFiles...),
 		landlock.RWFiles(existing(deviceFiles)...).WithIoctlDev(),
 	}
 	cfg := landlock.V7.BestEffort()
@@ -278,6 +284,18 @@ func Restrict(o Options) error {
 		return fmt.Errorf("applying landlock rules: %w", err)
 	}
 	return nil
+}
+
+// splitDirs separates directories from the other paths (files, sockets, devices).
+func splitDirs(ps []string) (dirs, files []string) {
+	for _, p := range ps {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			files = append(files, p)
+		} else {
+			dirs = append(dirs, p)
+		}
+	}
+	return dirs, files
 }
 
 // existing drops paths that do not exist (Landlock needs an open file descriptor).
