@@ -595,7 +595,7 @@ func TestProtectedPathsNested(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got := strings.Join(protectedPaths(root), "\n")
+	got := strings.Join(protectedPaths(root, nestedGitDirs(root)), "\n")
 	for _, want := range []string{"/a/.git/config", "/a/.git/hooks", "/a/b/c/.git/config", "/a/b/c/.git/hooks"} {
 		if !strings.Contains(got, root+want+"\n") && !strings.HasSuffix(got, root+want) {
 			t.Errorf("%s is not protected:\n%s", want, got)

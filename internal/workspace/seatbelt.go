@@ -31,9 +31,10 @@ type SeatbeltExecutor struct {
 }
 
 // newSeatbeltExecutor builds the executor for p, giving commands lovia's own build
-// caches as the Linux sandbox does (cfg.Env gains their variables).
-func newSeatbeltExecutor(p *Policy, cfg *Config) *SeatbeltExecutor {
-	s := &SeatbeltExecutor{Writable: p.WritableRoots(), Protect: protectedPaths(p.root), Hide: p.seatbeltHidden(), Network: p.network}
+// caches as the Linux sandbox does (cfg.Env gains their variables); protect are the
+// paths kept read-only (protectedPaths).
+func newSeatbeltExecutor(p *Policy, cfg *Config, protect []string) *SeatbeltExecutor {
+	s := &SeatbeltExecutor{Writable: p.WritableRoots(), Protect: protect, Hide: p.seatbeltHidden(), Network: p.network}
 	if !cfg.StrictSandbox && p.preset.WriteInside == Allow {
 		var env map[string]string
 		s.Caches, env = sandboxCaches(p)

@@ -14,11 +14,11 @@ import (
 )
 
 // platformSandbox is macOS's sandbox: sandbox-exec with a generated Seatbelt profile.
-func platformSandbox(p *Policy, cfg *Config) (ShellExecutor, error) {
+func platformSandbox(p *Policy, cfg *Config, protect []string) (ShellExecutor, error) {
 	if _, err := os.Stat(sandbox.SandboxExecPath); err != nil {
 		return nil, fmt.Errorf("Seatbelt is unavailable: %w", err)
 	}
-	s := newSeatbeltExecutor(p, cfg)
+	s := newSeatbeltExecutor(p, cfg, protect)
 	if p.tmp != "" && p.tmp != "/private/tmp" {
 		// TMPDIR is a per-user /var/folders directory; scripts that write /tmp
 		// (/private/tmp) by name get it too, as on Linux where it is TMPDIR.

@@ -20,7 +20,7 @@ func TestSeatbeltOnThisMac(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newSeatbeltExecutor(p, &cfg)
+	s := newSeatbeltExecutor(p, &cfg, protectedPaths(p.root, nestedGitDirs(p.root)))
 	if err := os.WriteFile(filepath.Join(base, "home", ".ssh", "id_test"), []byte("secret"), 0o600); err != nil {
 		t.Fatal(err)
 	}

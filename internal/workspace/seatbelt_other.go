@@ -11,7 +11,7 @@ import (
 // platformSandbox: besides Linux (Landlock and namespaces, workspace.go) only macOS
 // has a sandbox lovia uses; elsewhere (Windows) the policy checks alone confine
 // commands.
-func platformSandbox(*Policy, *Config) (ShellExecutor, error) {
+func platformSandbox(*Policy, *Config, []string) (ShellExecutor, error) {
 	return nil, errors.New("lovia has no OS sandbox on " + runtime.GOOS)
 }
 

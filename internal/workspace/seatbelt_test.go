@@ -71,7 +71,7 @@ func TestSeatbeltGoldenProfiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := newSeatbeltExecutor(p, &cfg)
+			s := newSeatbeltExecutor(p, &cfg, protectedPaths(p.root, nestedGitDirs(p.root)))
 			prof, err := sandbox.SeatbeltProfile(s.Spec(ExecRequest{Network: c.needsNet}))
 			if err != nil {
 				t.Fatal(err)
@@ -111,7 +111,7 @@ func TestSeatbeltProfileFollowsPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newSeatbeltExecutor(p, &cfg)
+	s := newSeatbeltExecutor(p, &cfg, protectedPaths(p.root, nestedGitDirs(p.root)))
 	spec := s.Spec(ExecRequest{Writable: []string{filepath.Join(base, "approved")}})
 	for _, w := range []string{root, tmp, filepath.Join(base, "extra"), filepath.Join(base, "approved")} {
 		if !contains(spec.Writable, w) {
@@ -140,7 +140,7 @@ func TestSeatbeltProfileFollowsPolicy(t *testing.T) {
 	}
 	ro := Config{Root: root, Policy: PresetReadonly}
 	p, _ = NewPolicy(ro)
-	if w := newSeatbeltExecutor(p, &ro).Spec(ExecRequest{}).Writable; contains(w, root) {
+	if w := newSeatbeltExecutor(p, &ro, protectedPaths(p.root, nestedGitDirs(p.root))).Spec(ExecRequest{}).Writable; contains(w, root) {
 		t.Errorf("readonly: the root is writable: %q", w)
 	}
 }
@@ -157,7 +157,7 @@ func TestSeatbeltCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newSeatbeltExecutor(p, &cfg)
+	s := newSeatbeltExecutor(p, &cfg, protectedPaths(p.root, nestedGitDirs(p.root)))
 	cmd, err := s.Command(context.Background(), ExecRequest{Path: "/usr/bin/git", Args: []string{"git", "status"}, Dir: root, Env: []string{"PATH=/usr/bin"}})
 	if err != nil {
 		t.Fatal(err)

@@ -78,7 +78,10 @@ func New(cfg Config) (*Workspace, error) {
 		return nil, err
 	}
 	w := &Workspace{cfg: cfg, policy: p, reads: map[string]stamp{}, procs: map[string]*bgProc{}, shown: map[string]string{}, shownCmd: map[string]map[string]bool{}}
-	for _, cd := range plantablePaths(p.root) {
+	// One scan of the tree for nested repositories serves both the files removed
+	// after each command and the sandbox's read-only mounts.
+	nested := nestedGitDirs(p.root)
+	for _, cd := range plantablePaths(p.root, nested) {
 		if _, err := os.Lstat(cd); errors.Is(err, fs.ErrNotExist) {
 			w.plantable = append(w.plantable, cd)
 		}
@@ -103,7 +106,7 @@ func New(cfg Config) (*Workspace, error) {
 		abi, abiErr := sandbox.ABI()
 		if abi == 0 {
 			// No Landlock: the system's own sandbox where lovia has one (macOS).
-			if ex, err := platformSandbox(p, &cfg); err == nil {
+			if ex, err := platformSandbox(p, &cfg, protectedPaths(p.root, nested)); err == nil {
 				w.executor = ex
 				break
 			} else if runtime.GOOS != "linux" {
@@ -129,7 +132,7 @@ func New(cfg Config) (*Workspace, error) {
 			helper = []string{exe, sandbox.Subcommand}
 		}
 		sb := &SandboxExecutor{Helper: helper, Writable: p.WritableRoots(), Readable: []string{"/"}, Required: mode == SandboxRequired,
-			Namespaces: sandbox.NamespacesSupported, Network: p.network, Protect: protectedPaths(p.root), Hide: p.hiddenStores()}
+			Namespaces: sandbox.NamespacesSupported, Network: p.network, Protect: protectedPaths(p.root, nested), Hide: p.hiddenStores()}
 		if !cfg.StrictSandbox && p.preset.WriteInside == Allow {
 			// Build caches shared with the user's own builds stay read-only (a poisoned
 			// entry would run in the user's next build); commands get lovia's own.
@@ -493,7 +496,7 @@ func sandboxCaches(p *Policy) ([]string, map[string]string) {
 // (git's configuration and hooks, lovia's own configuration): read-only to sandboxed
 // commands. Those missing when a sandbox starts cannot be mounted over; the exec
 // server restarts when one appears.
-func protectedPaths(root string) []string {
+func protectedPaths(root string, nested []string) []string {
 	git := filepath.Join(root, ".git")
 	out := []string{filepath.Join(root, ".lovia")}
 	fi, err := os.Lstat(git)
@@ -523,7 +526,7 @@ func protectedPaths(root string) []string {
 	}
 	// Nested repositories (a vendored clone, a checked-out dependency): the user's git
 	// runs their config and hooks when they work there.
-	for _, g := range nestedGitDirs(root) {
+	for _, g := range nested {
 		out = append(out, filepath.Join(g, "config"), filepath.Join(g, "config.worktree"), filepath.Join(g, "hooks"))
 	}
 	return out
@@ -534,7 +537,7 @@ func protectedPaths(root string) []string {
 // in the root's git directory, its submodules' and nested repositories' (git takes
 // config and hooks from the directory it names), and a linked worktree's
 // config.worktree. Those missing at the start are removed after every command.
-func plantablePaths(root string) []string {
+func plantablePaths(root string, nested []string) []string {
 	git := filepath.Join(root, ".git")
 	if fi, err := os.Lstat(git); err != nil || !fi.IsDir() {
 		return nil
@@ -548,15 +551,15 @@ func plantablePaths(root string) []string {
 	for _, wt := range wts {
 		out = append(out, filepath.Join(wt, "config.worktree"))
 	}
-	for _, g := range nestedGitDirs(root) {
+	for _, g := range nested {
 		out = append(out, filepath.Join(g, "commondir"))
 	}
 	return out
 }
 
 // nestedGitDirs finds the git directories of repositories nested in the root, a few
-// levels deep and within a budget of directories visited (the scan runs whenever a
-// sandbox starts); links are not followed. A deeper one is guarded by the policy
+// levels deep and within a budget of directories visited (the scan runs once per
+// workspace, in New); links are not followed. A deeper one is guarded by the policy
 // checks only (docs/policies.md).
 func nestedGitDirs(root string) []string {
 	const maxDepth, budget = 4, 4000
