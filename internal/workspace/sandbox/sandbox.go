@@ -265,8 +265,8 @@ func Restrict(o Options) error {
 	}
 	// A configured path may be a file (workspace.writable naming a socket or a single
 	// file): Landlock refuses directory rights on it, which would fail every command.
-	roDirs, roFiles := splitDirs(existing(o.RO))
-	rwDirs, rwFiles := splitDirs(existing(o.RW))
+	roDirs, roFiles := splitDirs(o.RO)
+	rwDirs, rwFiles := splitDirs(o.RW)
 	rules := []landlock.Rule{
 		landlock.RODirs(roDirs...),
 		landlock.ROFiles(roFiles...),
@@ -286,13 +286,20 @@ func Restrict(o Options) error {
 	return nil
 }
 
-// splitDirs separates directories from the other paths (files, sockets, devices).
+// splitDirs is existing(ps) separated into directories and the other paths (files,
+// sockets, devices), with one stat each.
 func splitDirs(ps []string) (dirs, files []string) {
 	for _, p := range ps {
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			files = append(files, p)
-		} else {
+		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		fi, err := os.Stat(p)
+		switch {
+		case err != nil:
+		case fi.IsDir():
 			dirs = append(dirs, p)
+		default:
+			files = append(files, p)
 		}
 	}
 	return dirs, files
