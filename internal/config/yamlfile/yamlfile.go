@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/token"
 
 	"github.com/lovia-dev/lovia/internal/errs"
 )
@@ -94,15 +95,20 @@ func Wrap(path string, err error, known []string) error {
 			hint = "remove it or fix its spelling" + list
 		}
 	case errors.As(err, &te):
-		msg = typeMessage(te)
+		msg = typeMessage(te, ye.GetToken())
 		hint = "give it a value of the expected type (" + typeName(te.DstType) + ")"
 	}
 	return &errs.Error{Kind: errs.KindConfig, Msg: loc + ": " + msg, Hint: hint}
 }
 
-func typeMessage(te *yaml.TypeError) string {
+// typeMessage names the key whose value has the wrong type, as the file spells it
+// (the decoder's StructFieldName is the Go path of the enclosing struct, such as
+// "File.Workspace").
+func typeMessage(te *yaml.TypeError, tk *token.Token) string {
 	field := ""
-	if te.StructFieldName != nil {
+	if tk != nil && tk.Prev != nil && tk.Prev.Type == token.MappingValueType && tk.Prev.Prev != nil {
+		field = " for " + tk.Prev.Prev.Value
+	} else if te.StructFieldName != nil {
 		field = " for " + *te.StructFieldName
 	}
 	return fmt.Sprintf("wrong type%s: got %s, want %s", field, typeName(te.SrcType), typeName(te.DstType))
